@@ -11,10 +11,19 @@
 #include "graph.h"
 #include "kernel.h"
 
+/* What the propagator must know about an edge's destination. It is copied
+ * into the edge so that activating a consumer touches only the edge and the
+ * iteration's counters, not the consumer's plan node. */
+enum { DFX_DST_PLAIN, DFX_DST_MERGE, DFX_DST_TRIGGER };
+
 typedef struct dfx_pedge {
   int dst;          /* plan node index */
   int src_slot;     /* -1 for a control edge */
   int dst_slot;     /* input index at dst, -1 for a control edge */
+  int dst_local;    /* dst's frame-local index */
+  int dst_input;    /* dst's input_start + dst_slot: its slot in the iteration's inputs; -1 for control */
+  int dst_n_in;     /* dst's data input count (a Merge is dead when all are) */
+  uint8_t dst_kind; /* DFX_DST_* */
   bool is_last;     /* last data edge reading src_slot: may move the tensor */
 } dfx_pedge;
 

@@ -189,7 +189,7 @@ static dfx_code build_edges(builder *b, dfx_status *st) {
         int u = n->in[k].node, slot = n->in[k].slot;
         int f = ctrl ? -1 : feed_of(b->feed_node, b->feed_slot, b->n_feeds, u, slot);
         int src = f >= 0 ? b->feed_pid[f] : b->pid[u];
-        dfx_pedge e = {b->pid[v], f >= 0 ? 0 : slot, ctrl ? -1 : k, false};
+        dfx_pedge e = {.dst = b->pid[v], .src_slot = f >= 0 ? 0 : slot, .dst_slot = ctrl ? -1 : k};
         if (add_edge(&p->nodes[src], e, &cap[src]) != DFX_OK) {
           dfx__free(cap);
           return dfx__status_set(st, DFX_ENOMEM, "out of memory");
@@ -251,6 +251,17 @@ static dfx_code layout_frames(builder *b, dfx_status *st) {
     if (!(p->frames[f].pending_init = dfx__calloc((size_t)p->frames[f].n_local + 1, sizeof(int32_t))))
       return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   for (int i = 0; i < p->n_nodes; i++) p->frames[p->nodes[i].frame].pending_init[p->nodes[i].local] = p->nodes[i].pending_init;
+  for (int i = 0; i < p->n_nodes; i++)
+    for (int e = 0; e < p->nodes[i].n_edges; e++) {
+      dfx_pedge *pe = &p->nodes[i].edges[e];
+      const dfx_pnode *dst = &p->nodes[pe->dst];
+      pe->dst_local = dst->local;
+      pe->dst_input = pe->dst_slot < 0 ? -1 : dst->input_start + pe->dst_slot;
+      pe->dst_n_in = dst->n_in;
+      pe->dst_kind = dst->ctrl == DFX_CTRL_MERGE             ? DFX_DST_MERGE
+                     : dst->ctrl == DFX_CTRL_CONTROL_TRIGGER ? DFX_DST_TRIGGER
+                                                             : DFX_DST_PLAIN;
+    }
   return DFX_OK;
 }
 

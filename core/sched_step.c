@@ -197,6 +197,11 @@ static void finish(dfx_run *r) {
   else r->done = 1;
 }
 
+/* Whether a ready node should run on this thread rather than go to the pool. */
+static inline bool runs_inline(const dfx_run *r, const dfx_tagged *t) {
+  return !r->pool || t->dead || __atomic_load_n(&r->plan->cost_ns[t->node], __ATOMIC_RELAXED) < DFX_INLINE_COST_NS;
+}
+
 /* TF's NodeDone + ScheduleReady: count the ready nodes in first, then hand
  * them out. When nothing is queued here, the first inline node becomes *next
  * directly (a chain of cheap nodes then never touches the queue). Anything
@@ -208,7 +213,7 @@ static int node_done(dfx_run *r, dfx_ready *ready, inline_q *q, dfx_tagged *next
   if (n > 1) __atomic_add_fetch(&r->outstanding, n - 1, __ATOMIC_RELAXED);
   for (int i = 0; i < n; i++) {
     const dfx_tagged *t = &ready->v[i];
-    if (!r->pool || t->dead || __atomic_load_n(&r->plan->cost_ns[t->node], __ATOMIC_RELAXED) < DFX_INLINE_COST_NS) {
+    if (runs_inline(r, t)) {
       if (!*have_next && q->n == 0) {
         *next = *t;
         *have_next = 1;
@@ -252,18 +257,13 @@ void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
   dfx_tensor *small_out[8] = {NULL};
   char msg[1024];
   const bool tracing = r->ro && r->ro->trace;
+  const dfx_pnode *const nodes = r->plan->nodes;
   unsigned ticks = 0;
-  int ended = 0, have = 1;
   dfx_tagged t = first;
-  while (have && !ended) {
-    have = 0;
-    const dfx_pnode *n = &r->plan->nodes[t.node];
+  for (;;) {
+    const dfx_pnode *n = &nodes[t.node];
     ready.n = 0;
-    if (dfx__step_is_cancelled(&r->step)) {
-      /* After the first error nothing new runs; inputs are released when
-       * the run's frames are torn down. */
-      ended = node_done(r, &ready, &q, &t, &have);
-    } else {
+    if (!dfx__step_is_cancelled(&r->step)) {
       if ((++ticks & 1023) == 0 && r->deadline_ns && uv_hrtime() > r->deadline_ns)
         dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s", (double)(uv_hrtime() - r->t0_ns) / 1e9);
       /* small_out is all NULL here: every slot is cleared after use. */
@@ -290,20 +290,32 @@ void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
       } else {
         fail_node(r, &t, c, msg);
       }
-      if (out != small_out || n->n_out <= 8)
+      if (out != small_out) {
+        for (int k = 0; k < n->n_out; k++) dfx__tensor_unref(out[k]);
+        dfx__free(out);
+      } else {
         for (int k = 0; k < n->n_out; k++)
           if (out[k]) {
             dfx__tensor_unref(out[k]);
             out[k] = NULL;
           }
-      if (out != small_out) dfx__free(out);
-      ended = node_done(r, &ready, &q, &t, &have);
+      }
+      /* The common case in a loop body: this node readied exactly one
+       * successor and nothing is queued; it runs next with no bookkeeping
+       * (one instance finished, one became ready: `outstanding` is unchanged). */
+      if (ready.n == 1 && q.n == 0 && runs_inline(r, &ready.v[0])) {
+        t = ready.v[0];
+        continue;
+      }
     }
-    if (!have && !ended && q.n > 0) {
+    /* After the first error nothing new runs (ready is empty); inputs are
+     * released when the run's frames are torn down. */
+    int have = 0;
+    if (node_done(r, &ready, &q, &t, &have)) break;
+    if (!have) {
+      if (q.n == 0) break;
       t = q.v[q.head++];
-      q.n--;
-      if (q.n == 0) q.head = 0;
-      have = 1;
+      if (--q.n == 0) q.head = 0;
     }
   }
   dfx__ready_free(&ready);

@@ -73,10 +73,36 @@ static dfx_tensor *new_struct(void) {
   return t;
 }
 
+/* Scalars of plain dtypes are most of what a while loop allocates: they skip
+ * the shape arithmetic and take a recycled struct. */
+static dfx_tensor *alloc_plain_scalar(dfx_dtype dtype, size_t esz) {
+  dfx_tensor *t = new_struct();
+  if (!t) return NULL;
+  t->refs = 1;
+  t->dtype = (uint8_t)dtype;
+  t->ndims = 0;
+  t->count = 1;
+  t->nbytes = esz;
+  t->dealloc = NULL;
+  t->dealloc_ud = NULL;
+  t->cached = 1;
+  t->data = t->inline_buf;
+  t->owns_data = 0;
+  return t;
+}
+
 dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, dfx_code *code) {
   dfx_code dummy;
   if (!code) code = &dummy;
   size_t esz = dfx__dtype_storage(dtype);
+  if (ndims == 0 && esz > 0 && dtype != DFX_STRING) {
+    size_t lim = __atomic_load_n(&dfx__tensor_max_bytes, __ATOMIC_RELAXED);
+    if (lim == 0 || esz <= lim) {
+      dfx_tensor *t = alloc_plain_scalar(dtype, esz);
+      *code = t ? DFX_OK : DFX_ENOMEM;
+      return t;
+    }
+  }
   if ((esz == 0 && dtype != DFX_RESOURCE && dtype != DFX_VARIANT) || ndims < 0 || ndims > DFX_MAX_DIMS) {
     *code = DFX_EINVAL;
     return NULL;

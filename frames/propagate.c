@@ -22,54 +22,56 @@
 
 /* Delivers `outputs` of node `src` (dead or not) to its consumers in
  * (frame f, iteration it), appending ready nodes. Caller holds f->mu.
- * Consumes each outputs[k] reference on its last edge. */
+ * Consumes each outputs[k] reference on its last edge. This loop runs once
+ * per finished node, so everything it needs about a consumer is in the edge. */
 static int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
                           dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready) {
-  const dfx_plan *p = ex->plan;
-  for (int e = 0; e < src->n_edges; e++) {
-    const dfx_pedge *pe = &src->edges[e];
-    const dfx_pnode *dst = &p->nodes[pe->dst];
-    int loc = dst->local;
-    bool ctrl = pe->dst_slot < 0;
+  (void)ex;
+  /* A dead input remembers which Switch started the deadness. */
+  const int why = src_dead ? src_dead_src : (src->ctrl == DFX_CTRL_SWITCH ? src->id + 1 : 0);
+  const bool src_enter = src->ctrl == DFX_CTRL_ENTER;
+  int32_t *restrict pending = it->pending, *restrict dead = it->dead;
+  for (const dfx_pedge *pe = src->edges, *end = pe + src->n_edges; pe < end; pe++) {
+    const int loc = pe->dst_local;
+    const bool ctrl = pe->dst_input < 0;
     dfx_tensor *val = ctrl ? NULL : outputs[pe->src_slot];
-    bool dst_ready, dst_dead = false, need_input = !ctrl;
-    /* A dead input remembers which Switch started the deadness. */
-    int why = src_dead ? src_dead_src : (src->ctrl == DFX_CTRL_SWITCH ? src->id + 1 : 0);
-    if (dst->ctrl == DFX_CTRL_MERGE) {
-      if (it->pending[loc] < 0) continue; /* already started: later inputs are ignored */
+    bool dst_ready, dst_dead, store;
+    if (pe->dst_kind == DFX_DST_MERGE) {
+      int32_t count = pending[loc];
+      if (count < 0) continue; /* already started: later inputs are ignored */
       if (ctrl) {
-        it->pending[loc] -= 2;
-        int count = it->pending[loc];
-        dst_dead = it->dead[loc] == dst->n_in;
+        pending[loc] = count -= 2;
+        dst_dead = dead[loc] == pe->dst_n_in;
         dst_ready = count == 0 || (count == 1 && dst_dead);
+        store = false;
       } else if (val) {
         /* Only the first live input is kept; it fires the Merge when no
          * control input is outstanding (count == 1). */
-        int count = it->pending[loc];
-        if (count & 1) it->pending[loc] = count & ~1;
+        store = count & 1;
+        if (store) pending[loc] = count & ~1;
+        dst_dead = false;
         dst_ready = count == 1;
-        need_input = (count & 1) == 1;
       } else {
-        it->dead[loc]++;
+        dead[loc]++;
         if (!it->dead_src[loc]) it->dead_src[loc] = why;
         /* "or X is an Enter": a loop in a dead branch must still finish. */
-        dst_dead = it->dead[loc] == dst->n_in || src->ctrl == DFX_CTRL_ENTER;
-        dst_ready = it->pending[loc] == 1 && dst_dead;
-        need_input = false;
+        dst_dead = dead[loc] == pe->dst_n_in || src_enter;
+        dst_ready = count == 1 && dst_dead;
+        store = false;
       }
+      if (dst_ready) pending[loc] = -1; /* started: late inputs are dropped */
     } else {
-      bool inc_dead = src_dead || (!ctrl && !val);
-      if (inc_dead) {
-        it->dead[loc]++;
+      if (src_dead || (!ctrl && !val)) {
+        dead[loc]++;
         if (!it->dead_src[loc]) it->dead_src[loc] = why;
       }
-      dst_ready = --it->pending[loc] == 0;
-      dst_dead = it->dead[loc] > 0;
-      need_input = need_input && val;
+      dst_ready = --pending[loc] == 0;
+      dst_dead = dead[loc] > 0 && pe->dst_kind != DFX_DST_TRIGGER;
+      store = val != NULL;
     }
-    if (need_input) {
-      dfx_tensor **slot = &it->inputs[dst->input_start + pe->dst_slot];
-      dfx__tensor_unref(*slot);
+    if (store) {
+      dfx_tensor **slot = &it->inputs[pe->dst_input];
+      if (*slot) dfx__tensor_unref(*slot); /* only an ill-formed graph delivers twice */
       if (pe->is_last && consume) {
         *slot = val;
         outputs[pe->src_slot] = NULL;
@@ -78,8 +80,6 @@ static int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int
       }
     }
     if (dst_ready) {
-      if (dst->ctrl == DFX_CTRL_CONTROL_TRIGGER) dst_dead = false;
-      if (dst->ctrl == DFX_CTRL_MERGE) it->pending[loc] = -1; /* started: late inputs are dropped */
       if (dfx__ready_add(ready, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it)) return -1;
       it->outstanding_ops++;
     }
