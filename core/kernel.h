@@ -55,6 +55,11 @@ typedef void (*dfx_kernel_fini_fn)(void *state);
 enum {
   DFX_KERNEL_CHEAP = 1,     /* always run inline on the thread that readied it */
   DFX_KERNEL_STATEFUL = 2,  /* has side effects or randomness (never pruned as constant) */
+  /* The executor may skip the call: the kernel only forwards input k to
+   * output k (Identity), or only returns its state as a dfx_tensor (Const).
+   * A loop body runs such nodes every iteration. */
+  DFX_KERNEL_FORWARD = 4,
+  DFX_KERNEL_STATE_VALUE = 8,
 };
 
 typedef struct dfx_kernel_def {

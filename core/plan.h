@@ -14,7 +14,12 @@
 /* What the propagator must know about an edge's destination. It is copied
  * into the edge so that activating a consumer touches only the edge and the
  * iteration's counters, not the consumer's plan node. */
-enum { DFX_DST_PLAIN, DFX_DST_MERGE, DFX_DST_TRIGGER };
+enum {
+  DFX_DST_PLAIN,
+  DFX_DST_MERGE,
+  DFX_DST_TRIGGER,
+  DFX_DST_EXIT /* a dead instance need not be scheduled */
+};
 
 typedef struct dfx_pedge {
   int dst;          /* plan node index */
@@ -24,6 +29,7 @@ typedef struct dfx_pedge {
   int dst_input;    /* dst's input_start + dst_slot: its slot in the iteration's inputs; -1 for control */
   int dst_n_in;     /* dst's data input count (a Merge is dead when all are) */
   uint8_t dst_kind; /* DFX_DST_* */
+  bool dst_fetched; /* dst serves a fetch */
   bool is_last;     /* last data edge reading src_slot: may move the tensor */
 } dfx_pedge;
 
@@ -47,6 +53,7 @@ typedef struct dfx_pnode {
   bool is_switch_n;           /* _SwitchN: int32 index instead of a bool */
   bool merge_index_used;      /* Merge: value_index has a consumer or a fetch */
   bool inline_ok;             /* cheap: run on the thread that readied it */
+  uint8_t kflags;             /* the kernel's DFX_KERNEL_* flags (0 for control ops) */
   int child_frame;            /* Enter: frame it enters */
   int feed;                   /* feed index for a feed node, else -1 */
   const dfx_kernel_def *kernel;

@@ -40,6 +40,8 @@ typedef struct dfx_run {
 void dfx__run_fail(dfx_run *r, dfx_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Runs `t` and everything it makes ready inline on this thread. */
 void dfx__run_process(dfx_run *r, dfx_tagged t, int worker);
+/* Installs the executor callbacks that reach run state (after dfx__exec_init). */
+void dfx__run_hooks(dfx_run *r);
 /* Builds the report of nodes waiting for inputs that never came. */
 void dfx__run_stuck_report(dfx_run *r, dfx_status *st);
 

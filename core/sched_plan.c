@@ -251,6 +251,12 @@ static dfx_code layout_frames(builder *b, dfx_status *st) {
     if (!(p->frames[f].pending_init = dfx__calloc((size_t)p->frames[f].n_local + 1, sizeof(int32_t))))
       return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   for (int i = 0; i < p->n_nodes; i++) p->frames[p->nodes[i].frame].pending_init[p->nodes[i].local] = p->nodes[i].pending_init;
+  return DFX_OK;
+}
+
+/* Copies what propagation needs about each edge's consumer into the edge
+ * (after layout and fetches are known). */
+static void fill_edge_facts(dfx_plan *p) {
   for (int i = 0; i < p->n_nodes; i++)
     for (int e = 0; e < p->nodes[i].n_edges; e++) {
       dfx_pedge *pe = &p->nodes[i].edges[e];
@@ -260,9 +266,10 @@ static dfx_code layout_frames(builder *b, dfx_status *st) {
       pe->dst_n_in = dst->n_in;
       pe->dst_kind = dst->ctrl == DFX_CTRL_MERGE             ? DFX_DST_MERGE
                      : dst->ctrl == DFX_CTRL_CONTROL_TRIGGER ? DFX_DST_TRIGGER
+                     : dst->ctrl == DFX_CTRL_EXIT            ? DFX_DST_EXIT
                                                              : DFX_DST_PLAIN;
+      pe->dst_fetched = dst->n_fetch_slots > 0;
     }
-  return DFX_OK;
 }
 
 
@@ -364,6 +371,7 @@ dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernel
       }
     }
     pn->inline_ok = n->ctrl != DFX_CTRL_NONE || (pn->kernel->flags & DFX_KERNEL_CHEAP);
+    pn->kflags = pn->kernel ? (uint8_t)pn->kernel->flags : 0;
   }
   for (int i = 0; i < n_feeds; i++) {
     dfx_pnode *pn = &p->nodes[p->n_nodes];
@@ -407,6 +415,7 @@ dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernel
     for (int e = 0; e < pn->n_edges; e++) pn->merge_index_used |= pn->edges[e].src_slot == 1;
     for (int k = 0; k < pn->n_fetch_slots; k++) pn->merge_index_used |= pn->fetch_slots[2 * k] == 1;
   }
+  fill_edge_facts(p);
   if (!(p->key = dfx__plan_key(feeds, n_feeds, fetches, n_fetches, targets, n_targets))) {
     c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
     goto fail;

@@ -5,6 +5,7 @@
  * thread; expensive ones go to the pool, keeping the last one inline when
  * nothing else is queued here (tf-semantics §3.4). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +131,17 @@ static dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, char 
       return DFX_OK;
     default: break;
   }
+  if (n->kflags & DFX_KERNEL_FORWARD) { /* what the kernel would do, without the call */
+    for (int i = 0; i < n->n_out && i < n->n_in; i++) {
+      out[i] = in[i];
+      in[i] = NULL;
+    }
+    goto clear;
+  }
+  if (n->kflags & DFX_KERNEL_STATE_VALUE) {
+    out[0] = dfx__tensor_ref(n->kstate);
+    goto clear;
+  }
   dfx_status st;
   st.code = DFX_OK;
   st.msg[0] = 0;
@@ -167,12 +179,32 @@ static void capture_fetches(dfx_run *r, const dfx_pnode *n, const dfx_tagged *t,
     /* An ill-formed loop can deliver a live Exit more than once; the first
      * value is kept (and no reference is lost). */
     if (r->fetch_vals[idx]) continue;
-    if (t->dead) r->fetch_dead[idx] = t->dead_src ? t->dead_src : -1;
-    else if (out[slot]) r->fetch_vals[idx] = dfx__tensor_ref(out[slot]);
-    else r->fetch_dead[idx] = n->ctrl == DFX_CTRL_SWITCH ? n->id + 1 : -1;
+    int dead = 0;
+    if (t->dead) dead = t->dead_src ? t->dead_src : -1;
+    else if (out[slot]) __atomic_store_n(&r->fetch_vals[idx], dfx__tensor_ref(out[slot]), __ATOMIC_RELAXED);
+    else dead = n->ctrl == DFX_CTRL_SWITCH ? n->id + 1 : -1;
+    if (dead) __atomic_store_n(&r->fetch_dead[idx], dead, __ATOMIC_RELAXED);
   }
   uv_mutex_unlock(&r->err_mu);
 }
+
+/* The propagator settled a dead instance of a fetched Exit in place (once
+ * per non-final iteration): only the first one needs the mutex. */
+static void dead_fetch(dfx_exec *ex, int node, int dead_src) {
+  dfx_run *r = (dfx_run *)((char *)ex - offsetof(dfx_run, ex));
+  const dfx_pnode *n = &r->plan->nodes[node];
+  bool known = true;
+  for (int i = 0; i < n->n_fetch_slots; i++) {
+    int idx = n->fetch_slots[2 * i + 1];
+    known &= __atomic_load_n(&r->fetch_dead[idx], __ATOMIC_RELAXED) != 0 ||
+             __atomic_load_n(&r->fetch_vals[idx], __ATOMIC_RELAXED) != NULL;
+  }
+  if (known) return;
+  dfx_tagged t = {.node = node, .dead = true, .dead_src = dead_src};
+  capture_fetches(r, n, &t, NULL);
+}
+
+void dfx__run_hooks(dfx_run *r) { r->ex.dead_fetch = dead_fetch; }
 
 /* Running average like TF's (9 * old + new) / 10, in integer ns. */
 static void update_cost(dfx_run *r, int node, uint64_t ns) {

@@ -89,6 +89,11 @@ dfx_iter *dfx__iter_new(dfx_exec *ex, dfx_frame *f, int64_t num) {
  * only come from an ill-formed graph; remember a few for the stuck report. */
 static void note_waiting(dfx_exec *ex, dfx_frame *f, const dfx_iter *it) {
   const dfx_pframe *pf = &ex->plan->frames[f->sframe];
+  /* A branch-free scan first: this runs once per iteration of every loop. */
+  int any = 0;
+  for (int i = 0; i < pf->n_local; i++)
+    any |= (it->pending[i] > 0) & ((it->pending[i] != pf->pending_init[i]) | (it->dead[i] != 0));
+  if (!any) return;
   for (int i = 0; i < pf->n_local; i++) {
     int32_t p = it->pending[i];
     if (p <= 0 || (p == pf->pending_init[i] && !it->dead[i])) continue;
@@ -113,11 +118,14 @@ void dfx__iter_release(dfx_exec *ex, dfx_frame *f, dfx_iter *it) {
   note_waiting(ex, f, it);
   /* Slots still holding values belong to nodes that never ran (errors, or a
    * Merge that fired on another input). */
-  for (int i = 0; i < pf->total_inputs; i++)
-    if (it->inputs[i]) {
-      dfx__tensor_unref(it->inputs[i]);
-      it->inputs[i] = NULL;
-    }
+  uintptr_t any = 0;
+  for (int i = 0; i < pf->total_inputs; i++) any |= (uintptr_t)it->inputs[i];
+  if (any)
+    for (int i = 0; i < pf->total_inputs; i++)
+      if (it->inputs[i]) {
+        dfx__tensor_unref(it->inputs[i]);
+        it->inputs[i] = NULL;
+      }
   it->next_free = f->free_iters;
   f->free_iters = it;
 }

@@ -96,6 +96,9 @@ typedef struct dfx_exec {
   dfx_frame *root;
   int64_t max_iterations;       /* 0: unlimited */
   bool threaded;                /* nodes may run on several threads: take frame locks */
+  /* Dead Exits are settled where they become ready instead of being
+   * scheduled (false while tracing, so every instance shows in the trace). */
+  bool settle_dead_exits;
   /* Nodes found waiting for inputs in iterations that were deleted anyway
    * (ill-formed graphs); guarded by mu; reported if the run gets stuck. */
   int n_stuck;
@@ -108,6 +111,9 @@ typedef struct dfx_exec {
   /* Records the first run error (called without frame locks held or with
    * one; it only touches run-level state). */
   void (*fail)(struct dfx_exec *ex, dfx_code code, const char *fmt, ...);
+  /* A dead instance of fetched node `node` was settled without running:
+   * the run records the deadness as if it had run. */
+  void (*dead_fetch)(struct dfx_exec *ex, int node, int dead_src);
 } dfx_exec;
 
 static inline dfx_iter *dfx__frame_iter(const dfx_frame *f, int64_t k) {

@@ -26,7 +26,6 @@
  * per finished node, so everything it needs about a consumer is in the edge. */
 static int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
                           dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready) {
-  (void)ex;
   /* A dead input remembers which Switch started the deadness. */
   const int why = src_dead ? src_dead_src : (src->ctrl == DFX_CTRL_SWITCH ? src->id + 1 : 0);
   const bool src_enter = src->ctrl == DFX_CTRL_ENTER;
@@ -80,6 +79,17 @@ static int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int
       }
     }
     if (dst_ready) {
+      if (dst_dead && pe->dst_kind == DFX_DST_EXIT && ex->settle_dead_exits) {
+        /* What running the dead Exit would do (see dfx__propagate): every
+         * non-final iteration of a loop has one per loop variable. */
+        if (it->iter_num == f->iteration_count &&
+            dfx__held_push(&f->dead_exits, pe->dst, NULL, it->dead_src[loc])) {
+          ex->fail(ex, DFX_ENOMEM, "out of memory");
+          return -1;
+        }
+        if (pe->dst_fetched) ex->dead_fetch(ex, pe->dst, it->dead_src[loc]);
+        continue;
+      }
       if (dfx__ready_add(ready, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it)) return -1;
       it->outstanding_ops++;
     }

@@ -74,15 +74,15 @@ static dfx_code placeholder_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Const", const_kernel, DFX_KERNEL_CHEAP, const_init, NULL},
+    {"Const", const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, NULL},
     {"Placeholder", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"PlaceholderV2", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PlaceholderWithDefault", forward_all, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Identity", forward_all, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IdentityN", forward_all, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"StopGradient", forward_all, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PreventGradient", forward_all, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Snapshot", forward_all, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PlaceholderWithDefault", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"Identity", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"IdentityN", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"StopGradient", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"PreventGradient", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"Snapshot", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
     {"NoOp", noop, DFX_KERNEL_CHEAP, NULL, NULL},
     {"_Retval", noop, DFX_KERNEL_CHEAP, NULL, NULL}, /* function return: fetching its input is how to read it */
     {"_Arg", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL}, /* function argument: fed like a placeholder */

@@ -350,3 +350,60 @@ Test(propagate, no_heap_allocation_per_iteration) {
   long long small = allocs_for(1000), large = allocs_for(100000);
   cr_assert_lt(large - small, 64, "1000 iterations: %lld allocations, 100000: %lld", small, large);
 }
+
+/* ---- dead Exits settled in place ---- */
+
+/* Without a trace, the dead Exit of each non-final iteration is settled where
+ * it becomes ready instead of being scheduled; with a trace every instance
+ * runs and is reported. Both must give the same values and deadness. */
+typedef struct {
+  int exit_node;
+  int exit_calls; /* single-threaded runs only: no lock needed */
+} exit_count;
+
+static void count_exit(void *ud, int node, const char *frame, int64_t iter, int64_t t0, int64_t t1, int worker) {
+  (void)frame, (void)iter, (void)t0, (void)t1, (void)worker;
+  exit_count *c = ud;
+  if (node == c->exit_node) c->exit_calls++;
+}
+
+static dfx_code run_traced(const dfx_graph *g, const char *fetch, bool traced, exit_count *cnt, int32_t *got,
+                           char *msg, size_t n) {
+  dfx_session_options so = {.n_threads = 1};
+  dfx_session *s = NULL;
+  dfx_status *st = dfx_status_new();
+  cr_assert_eq(dfx_session_new(g, &so, &s, st), DFX_OK, "%s", dfx_status_message(st));
+  dfx_run_options ro = {.trace = traced ? count_exit : NULL, .trace_ud = cnt};
+  dfx_port port = {fetch, 0};
+  dfx_tensor *out = NULL;
+  dfx_code c = dfx_session_run(s, &ro, NULL, NULL, 0, &port, &out, 1, NULL, 0, st);
+  snprintf(msg, n, "%s", dfx_status_message(st));
+  if (c == DFX_OK) *got = eu_i32(out);
+  dfx_tensor_free(out);
+  dfx_session_free(s);
+  dfx_status_free(st);
+  return c;
+}
+
+Test(propagate, dead_exits_settled_or_traced_agree) {
+  dfx_graph *g = eu_graph(GT_COUNTER_LOOP("w/", 0, 7, 1, 10));
+  exit_count cnt = {dfx_graph_node_find(g, "w/Exit"), 0};
+  char msg[2048];
+  int32_t plain = 0, traced = 0;
+  cr_assert_eq(run_traced(g, "w/Exit", false, &cnt, &plain, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_assert_eq(run_traced(g, "w/Exit", true, &cnt, &traced, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_assert_eq(plain, 7);
+  cr_assert_eq(traced, 7);
+  cr_assert_eq(cnt.exit_calls, 8, "7 dead Exit instances and the live one, got %d", cnt.exit_calls);
+  dfx_graph_free(g);
+
+  /* A loop in the untaken branch: its fetched Exit is dead either way, and
+   * the message names the Switch that killed it. */
+  g = eu_graph(LOOP_IN_BRANCH(false));
+  for (int traced_run = 0; traced_run < 2; traced_run++) {
+    int32_t v = 0;
+    cr_assert_eq(run_traced(g, "w/Exit", traced_run, &cnt, &v, msg, sizeof msg), DFX_EINVAL, "%s", msg);
+    cr_assert(strstr(msg, "'sw'"), "%s", msg);
+  }
+  dfx_graph_free(g);
+}
