@@ -34,8 +34,8 @@ bool dfx__dtype_valid(int t) { return t > 0 && t < DFX_DTYPE_END_ && traits[t].n
 size_t dfx_dtype_size(dfx_dtype t) { return dfx__dtype_valid(t) ? traits[t].size : 0; }
 
 size_t dfx__dtype_storage(dfx_dtype t) {
-  if (t == DFX_STRING) return sizeof(dfx_str);
-  return dfx_dtype_size(t);
+  if ((unsigned)t >= DFX_DTYPE_END_) return 0;
+  return t == DFX_STRING ? sizeof(dfx_str) : traits[t].size; /* rows missing from the table have size 0 */
 }
 
 const char *dfx_dtype_name(dfx_dtype t) { return dfx__dtype_valid(t) ? traits[t].np_name : "invalid"; }

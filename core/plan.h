@@ -18,7 +18,8 @@ enum {
   DFX_DST_PLAIN,
   DFX_DST_MERGE,
   DFX_DST_TRIGGER,
-  DFX_DST_EXIT /* a dead instance need not be scheduled */
+  DFX_DST_EXIT,   /* a dead instance need not be scheduled */
+  DFX_DST_TRIVIAL /* counts like PLAIN; may run where it becomes ready (Const, 1-1 Identity, not fetched) */
 };
 
 typedef struct dfx_pedge {

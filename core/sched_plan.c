@@ -254,6 +254,14 @@ static dfx_code layout_frames(builder *b, dfx_status *st) {
   return DFX_OK;
 }
 
+/* A node the propagator may run in place: its kernel is a known no-op
+ * (a constant, or forwarding its one input), and no fetch reads it. */
+static bool trivial(const dfx_pnode *n) {
+  if (n->ctrl != DFX_CTRL_NONE || n->n_fetch_slots || n->feed >= 0 || n->n_out != 1) return false;
+  if (n->kflags & DFX_KERNEL_STATE_VALUE) return n->n_in == 0;
+  return (n->kflags & DFX_KERNEL_FORWARD) && n->n_in == 1;
+}
+
 /* Copies what propagation needs about each edge's consumer into the edge
  * (after layout and fetches are known). */
 static void fill_edge_facts(dfx_plan *p) {
@@ -267,6 +275,7 @@ static void fill_edge_facts(dfx_plan *p) {
       pe->dst_kind = dst->ctrl == DFX_CTRL_MERGE             ? DFX_DST_MERGE
                      : dst->ctrl == DFX_CTRL_CONTROL_TRIGGER ? DFX_DST_TRIGGER
                      : dst->ctrl == DFX_CTRL_EXIT            ? DFX_DST_EXIT
+                     : trivial(dst)                          ? DFX_DST_TRIVIAL
                                                              : DFX_DST_PLAIN;
       pe->dst_fetched = dst->n_fetch_slots > 0;
     }

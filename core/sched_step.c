@@ -291,6 +291,7 @@ void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
   const bool tracing = r->ro && r->ro->trace;
   const dfx_pnode *const nodes = r->plan->nodes;
   unsigned ticks = 0;
+  uint32_t rng = 2463534242u + (uint32_t)worker; /* xorshift32 state for sampling kernel times */
   dfx_tagged t = first;
   for (;;) {
     const dfx_pnode *n = &nodes[t.node];
@@ -308,8 +309,18 @@ void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
       }
       if (c == DFX_OK) {
         /* Only kernels that are not always cheap are timed, to learn whether
-         * they are worth sending to another worker. */
-        bool learn = !n->inline_ok && !t.dead;
+         * they are worth sending to another worker: every run until there is
+         * an estimate, then one run in 8 chosen at random (two clock reads
+         * cost as much as a small MatMul, and a fixed stride could keep
+         * missing the same node of a loop body). */
+        bool learn = false;
+        if (!n->inline_ok && !t.dead) {
+          rng ^= rng << 13;
+          rng ^= rng >> 17;
+          rng ^= rng << 5;
+          learn = (rng & 7) == 0 ||
+                  __atomic_load_n(&r->plan->cost_ns[t.node], __ATOMIC_RELAXED) >= DFX_INITIAL_COST_NS;
+        }
         uint64_t t0 = learn || tracing ? uv_hrtime() : 0;
         c = execute(r, &t, out, msg, sizeof msg);
         if (learn) update_cost(r, t.node, uv_hrtime() - t0);

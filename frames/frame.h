@@ -96,9 +96,11 @@ typedef struct dfx_exec {
   dfx_frame *root;
   int64_t max_iterations;       /* 0: unlimited */
   bool threaded;                /* nodes may run on several threads: take frame locks */
-  /* Dead Exits are settled where they become ready instead of being
-   * scheduled (false while tracing, so every instance shows in the trace). */
+  /* Dead Exits and trivial nodes (Const, Identity) are settled where they
+   * become ready instead of being scheduled. Both are off while tracing, so
+   * every node instance shows in the trace. */
   bool settle_dead_exits;
+  bool settle_trivial;
   /* Nodes found waiting for inputs in iterations that were deleted anyway
    * (ill-formed graphs); guarded by mu; reported if the run gets stuck. */
   int n_stuck;

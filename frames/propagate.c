@@ -24,8 +24,41 @@
  * (frame f, iteration it), appending ready nodes. Caller holds f->mu.
  * Consumes each outputs[k] reference on its last edge. This loop runs once
  * per finished node, so everything it needs about a consumer is in the edge. */
-static int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
-                          dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready) {
+static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
+                       dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready, int depth);
+
+/* How deep trivial nodes are settled inside one another before the rest go
+ * through the ready list (a chain of control-dependent Consts). */
+#define SETTLE_DEPTH 4
+
+/* Runs a trivial node (a Const, or a one-input one-output Identity-like op,
+ * nobody fetching it) where it became ready: exactly what executing it and
+ * propagating its output would do, without a trip through the scheduler.
+ * Loop bodies have several per iteration (the limit, the step, the Identity
+ * after each Switch). Caller holds f->mu. */
+static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_frame *f, dfx_iter *it,
+                          dfx_ready *ready, int depth) {
+  const dfx_pnode *n = &ex->plan->nodes[node];
+  dfx_tensor *out[1] = {NULL};
+  dfx_tensor **in = it->inputs + n->input_start;
+  if (!dead) {
+    if (n->kflags & DFX_KERNEL_STATE_VALUE) {
+      out[0] = dfx__tensor_ref(n->kstate);
+    } else {
+      out[0] = in[0];
+      in[0] = NULL;
+    }
+  } else if (n->n_in == 1 && in[0]) { /* a dead node's inputs are dropped, as when it runs */
+    dfx__tensor_unref(in[0]);
+    in[0] = NULL;
+  }
+  int r = activate_at(ex, n, dead, dead_src, f, it, out, true, ready, depth);
+  dfx__tensor_unref(out[0]);
+  return r;
+}
+
+static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
+                       dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready, int depth) {
   /* A dead input remembers which Switch started the deadness. */
   const int why = src_dead ? src_dead_src : (src->ctrl == DFX_CTRL_SWITCH ? src->id + 1 : 0);
   const bool src_enter = src->ctrl == DFX_CTRL_ENTER;
@@ -90,11 +123,21 @@ static int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int
         if (pe->dst_fetched) ex->dead_fetch(ex, pe->dst, it->dead_src[loc]);
         continue;
       }
+      if (pe->dst_kind == DFX_DST_TRIVIAL && ex->settle_trivial && depth < SETTLE_DEPTH) {
+        if (settle_trivial(ex, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it, ready, depth + 1))
+          return -1;
+        continue;
+      }
       if (dfx__ready_add(ready, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it)) return -1;
       it->outstanding_ops++;
     }
   }
   return 0;
+}
+
+static inline int activate_nodes(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
+                                 dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready) {
+  return activate_at(ex, src, src_dead, src_dead_src, f, it, outputs, consume, ready, 0);
 }
 
 /* ---- iterations (§2.5) ---- */

@@ -7,6 +7,8 @@
 
 #include "ew.h"
 
+const dfx_bcast dfx__bcast_scalars = {.ndims = 0, .count = 1, .kind = DFX_BC_SAME, .nd = 1, .cd = {1}};
+
 /* All operands scalars: the common case in while loops, worth a short cut. */
 static bool all_scalars(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
   for (int k = 0; k < n; k++)

@@ -153,13 +153,14 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   if (y->dtype != t)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "%s: x is %s but y is %s", ctx->node->op, dfx_dtype_name(t),
                           dfx_dtype_name((dfx_dtype)y->dtype));
-  dfx_bcast bc;
-  if (!dfx__bcast_init(&bc, 2, (const dfx_tensor *const *)ctx->in)) return dfx__bcast_fail(ctx, x, y);
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc.ndims, bc.dims);
+  dfx_bcast bcs;
+  const dfx_bcast *bc = dfx__bcast_pair(&bcs, (const dfx_tensor *const *)ctx->in);
+  if (!bc) return dfx__bcast_fail(ctx, x, y);
+  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
-  if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, &bc, x->data, y->data, o->data);
+  if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, bc, x->data, y->data, o->data);
   int bad = 0;
-  if (fn(&bc, t, x->data, y->data, o->data, &bad) < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
+  if (fn(bc, t, x->data, y->data, o->data, &bad) < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
   if (bad == 1) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "%s", DIV0));
   if (bad == 2)
     return fail_clear(ctx,

@@ -87,8 +87,9 @@ static dfx_code run_cmp(dfx_kctx *ctx, bin_fn fn, bool out_bool, int eq) {
   if (y->dtype != t)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "%s: x is %s but y is %s", ctx->node->op, dfx_dtype_name(t),
                           dfx_dtype_name((dfx_dtype)y->dtype));
-  dfx_bcast bc;
-  if (!dfx__bcast_init(&bc, 2, (const dfx_tensor *const *)ctx->in)) {
+  dfx_bcast bcs;
+  const dfx_bcast *bc = dfx__bcast_pair(&bcs, (const dfx_tensor *const *)ctx->in);
+  if (!bc) {
     if (eq < 0 || !ctx->state) return dfx__bcast_fail(ctx, x, y);
     /* Unbroadcastable shapes compare as a whole: a scalar answer. */
     dfx_tensor *o = dfx__kctx_alloc(ctx, 0, DFX_BOOL, 0, NULL);
@@ -96,14 +97,14 @@ static dfx_code run_cmp(dfx_kctx *ctx, bin_fn fn, bool out_bool, int eq) {
     *(uint8_t *)o->data = eq == 0;
     return DFX_OK;
   }
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, bc.ndims, bc.dims);
+  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
   if (t == DFX_STRING && eq >= 0) {
-    str_eq(&bc, x->data, y->data, o->data, eq == 1);
+    str_eq(bc, x->data, y->data, o->data, eq == 1);
     return DFX_OK;
   }
   int bad = 0;
-  if (fn(&bc, t, x->data, y->data, o->data, &bad) < 0) {
+  if (fn(bc, t, x->data, y->data, o->data, &bad) < 0) {
     dfx__tensor_unref(ctx->out[0]);
     ctx->out[0] = NULL;
     return dfx__ew_unsupported(ctx, t);

@@ -26,6 +26,15 @@ typedef struct dfx_bcast {
 /* Computes the broadcast of n (2 or 3) tensors. Returns false when the shapes
  * are incompatible. */
 bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts);
+/* The broadcast of scalars with scalars, shared: a while loop's Less and Add
+ * see nothing else, so they skip dfx__bcast_init entirely. */
+extern const dfx_bcast dfx__bcast_scalars;
+/* &dfx__bcast_scalars when both operands are scalars, else b initialised by
+ * dfx__bcast_init; NULL when the shapes do not broadcast. */
+static inline const dfx_bcast *dfx__bcast_pair(dfx_bcast *b, const dfx_tensor *const *ts) {
+  if (ts[0]->ndims == 0 && ts[1]->ndims == 0) return &dfx__bcast_scalars;
+  return dfx__bcast_init(b, 2, ts) ? b : NULL;
+}
 /* Fails ctx with TF's "Incompatible shapes: [a] vs. [b]" message. */
 dfx_code dfx__bcast_fail(dfx_kctx *ctx, const dfx_tensor *x, const dfx_tensor *y);
 /* Fails ctx with "<op> does not support dtype <t>" (DFX_EUNIMPL). */

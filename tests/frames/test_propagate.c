@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eutil.h"
@@ -364,17 +365,23 @@ typedef struct {
 static void count_exit(void *ud, int node, const char *frame, int64_t iter, int64_t t0, int64_t t1, int worker) {
   (void)frame, (void)iter, (void)t0, (void)t1, (void)worker;
   exit_count *c = ud;
-  if (node == c->exit_node) c->exit_calls++;
+  if (node == c->exit_node) __atomic_add_fetch(&c->exit_calls, 1, __ATOMIC_RELAXED);
 }
 
-static dfx_code run_traced(const dfx_graph *g, const char *fetch, bool traced, exit_count *cnt, int32_t *got,
-                           char *msg, size_t n) {
-  dfx_session_options so = {.n_threads = 1};
+/* Runs one int32 fetch ("name" or "name:k") with or without a trace. */
+static dfx_code run_traced_on(const dfx_graph *g, int threads, const char *fetch, bool traced, exit_count *cnt,
+                              int32_t *got, char *msg, size_t n) {
+  char name[128];
+  snprintf(name, sizeof name, "%s", fetch);
+  char *colon = strchr(name, ':');
+  int index = colon ? atoi(colon + 1) : 0;
+  if (colon) *colon = 0;
+  dfx_session_options so = {.n_threads = threads};
   dfx_session *s = NULL;
   dfx_status *st = dfx_status_new();
   cr_assert_eq(dfx_session_new(g, &so, &s, st), DFX_OK, "%s", dfx_status_message(st));
   dfx_run_options ro = {.trace = traced ? count_exit : NULL, .trace_ud = cnt};
-  dfx_port port = {fetch, 0};
+  dfx_port port = {name, index};
   dfx_tensor *out = NULL;
   dfx_code c = dfx_session_run(s, &ro, NULL, NULL, 0, &port, &out, 1, NULL, 0, st);
   snprintf(msg, n, "%s", dfx_status_message(st));
@@ -383,6 +390,11 @@ static dfx_code run_traced(const dfx_graph *g, const char *fetch, bool traced, e
   dfx_session_free(s);
   dfx_status_free(st);
   return c;
+}
+
+static dfx_code run_traced(const dfx_graph *g, const char *fetch, bool traced, exit_count *cnt, int32_t *got,
+                           char *msg, size_t n) {
+  return run_traced_on(g, 1, fetch, traced, cnt, got, msg, n);
 }
 
 Test(propagate, dead_exits_settled_or_traced_agree) {
@@ -406,4 +418,59 @@ Test(propagate, dead_exits_settled_or_traced_agree) {
     cr_assert(strstr(msg, "'sw'"), "%s", msg);
   }
   dfx_graph_free(g);
+}
+
+/* ---- trivial nodes settled in place ---- */
+
+/* Without a trace, Consts and one-input Identities are run where they become
+ * ready (frames/propagate.c settle_trivial); with a trace they are scheduled
+ * like any node. Every graph and fetch below must give the same value, or
+ * the same error, both ways, on one and two threads. The graphs have dead
+ * Consts and Identities (untaken branches, pivots), a loop in a dead branch,
+ * fetched Identities (never settled), and a chain of control-dependent
+ * Consts longer than the settling depth. */
+#define CONST_CHAIN                                                                                 \
+  GT_CONST_BOOL("p", false, "") GT_CONST_I32("v", 3, "") GT_SWITCH("s", "v", "p", "DT_INT32")     \
+  GT_OP1("live", "Identity", "s:0", "DT_INT32", "") GT_OP1("dead", "Identity", "s:1", "DT_INT32", "") \
+  GT_CONST_I32("k0", 1, GT_INPUT("^live")) GT_CONST_I32("k1", 2, GT_INPUT("^k0"))                  \
+  GT_CONST_I32("k2", 3, GT_INPUT("^k1")) GT_CONST_I32("k3", 4, GT_INPUT("^k2"))                    \
+  GT_CONST_I32("k4", 5, GT_INPUT("^k3")) GT_CONST_I32("k5", 6, GT_INPUT("^k4"))                    \
+  GT_CONST_I32("k6", 7, GT_INPUT("^k5")) GT_OP2("sum", "Add", "k6", "live", "DT_INT32", "")        \
+  GT_CONST_I32("d0", 1, GT_INPUT("^dead")) GT_CONST_I32("d1", 2, GT_INPUT("^d0"))                  \
+  GT_CONST_I32("d2", 3, GT_INPUT("^d1")) GT_CONST_I32("d3", 4, GT_INPUT("^d2"))                    \
+  GT_CONST_I32("d4", 5, GT_INPUT("^d3")) GT_CONST_I32("d5", 6, GT_INPUT("^d4"))                    \
+  GT_OP1("d6", "Identity", "d5", "DT_INT32", "") GT_MERGE2("m", "d6", "sum", "DT_INT32", "")
+
+Test(propagate, trivial_nodes_settled_or_traced_agree) {
+  static const struct {
+    const char *text, *fetch;
+  } cases[] = {
+      {COND_WITH_PIVOTS(true), "cond/Merge"},   {COND_WITH_PIVOTS(false), "cond/Merge:1"},
+      {COND_WITH_PIVOTS(false), "cond/ten"},    {COND_WITH_PIVOTS(true), "cond/switch_f"},
+      {LOOP_IN_BRANCH(false), "out"},           {LOOP_IN_BRANCH(true), "out"},
+      {LOOP_IN_BRANCH(false), "w/Exit"},        {GT_COND_IN_LOOP(25, 3), "w/Exit"},
+      {CONST_CHAIN, "m"},                       {CONST_CHAIN, "m:1"},
+      {CONST_CHAIN, "k6"},                      {CONST_CHAIN, "d6"},
+      {CONST_CHAIN, "d5"},                      {CONST_CHAIN, "live"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    dfx_graph *g = eu_graph(cases[i].text);
+    exit_count cnt = {-1, 0};
+    for (int threads = 1; threads <= 2; threads++) {
+      char m1[2048], m2[2048];
+      int32_t v1 = -12345, v2 = -54321;
+      dfx_code c1 = run_traced_on(g, threads, cases[i].fetch, false, &cnt, &v1, m1, sizeof m1);
+      dfx_code c2 = run_traced_on(g, threads, cases[i].fetch, true, &cnt, &v2, m2, sizeof m2);
+      cr_assert_eq(c1, c2, "case %zu (%s), %d threads: %s / %s", i, cases[i].fetch, threads, m1, m2);
+      if (c1 == DFX_OK) cr_assert_eq(v1, v2, "case %zu (%s): %d vs %d", i, cases[i].fetch, v1, v2);
+      else cr_assert_str_eq(m1, m2, "case %zu (%s)", i, cases[i].fetch);
+    }
+    dfx_graph_free(g);
+  }
+  /* And the values themselves, so that agreeing on a wrong answer fails. */
+  cr_assert_eq(run_i32(CONST_CHAIN, 1, "m"), 10);
+  cr_assert_eq(run_i32(CONST_CHAIN, 2, "m:1"), 1);
+  char msg[2048];
+  cr_assert_eq(run_err(CONST_CHAIN, 1, "d6", msg, sizeof msg), DFX_EINVAL, "%s", msg);
+  cr_assert(strstr(msg, "'s'"), "%s", msg);
 }

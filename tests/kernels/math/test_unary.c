@@ -271,3 +271,40 @@ Test(special, betainc_broadcast) {
   dfx__tensor_unref(o);
   for (int i = 0; i < 3; i++) dfx__tensor_unref(in2[i]);
 }
+
+/* Float Tanh is TF's rational approximation: a dense sweep stays within a few
+ * ulp of the exact value, saturates to exactly +-1, keeps tiny inputs (and
+ * -0) as they are, is odd, and passes NaN through. */
+Test(unary, tanh_float_approximation) {
+  enum { N = 20001 };
+  static float xv[N + 6];
+  for (int i = 0; i <= N / 2; i++) { /* a grid symmetric about 0, to test oddness */
+    xv[i] = -10.0f + 20.0f * (float)i / (N - 1);
+    xv[N - 1 - i] = -xv[i];
+  }
+  const float special[6] = {1e-5f, -0.0f, 30.0f, -INFINITY, INFINITY, NAN};
+  memcpy(xv + N, special, sizeof special);
+  int64_t d[1] = {N + 6};
+  dfx_tensor *x = dfx__tensor_alloc(DFX_F32, 1, d, NULL), *o, *in[1] = {x};
+  memcpy(x->data, xv, sizeof xv);
+  char err[256];
+  cr_assert_eq(mt_run("Tanh", DFX_F32, in, 1, &o, err, sizeof err), DFX_OK, "%s", err);
+  const float *y = o->data;
+  double worst = 0;
+  for (int i = 0; i < N; i++) {
+    double want = tanh((double)xv[i]), ulp = nextafterf((float)fabs(want), INFINITY) - (float)fabs(want);
+    double e = fabs(y[i] - want) / ulp;
+    if (e > worst) worst = e;
+    cr_assert(y[i] >= -1.0f && y[i] <= 1.0f, "tanh(%g) = %g", xv[i], y[i]);
+    cr_assert_eq(y[N - 1 - i], -y[i], "not odd at %g", xv[i]);
+  }
+  cr_assert(worst <= 8, "worst error %.2f ulp", worst); /* about 6 ulp near |x| = 5.9, as in TF */
+  cr_assert_eq(y[N], 1e-5f);
+  cr_assert(y[N + 1] == 0 && signbit(y[N + 1]), "tanh(-0) = %g", y[N + 1]);
+  cr_assert_eq(y[N + 2], 1.0f);
+  cr_assert_eq(y[N + 3], -1.0f);
+  cr_assert_eq(y[N + 4], 1.0f);
+  cr_assert(isnan(y[N + 5]));
+  dfx__tensor_unref(o);
+  dfx__tensor_unref(x);
+}
