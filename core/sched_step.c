@@ -173,6 +173,7 @@ clear:
  * An Exit's instances from different iterations may finish on different
  * threads at once, so the capture takes the run's error mutex. */
 static void capture_fetches(dfx_run *r, const dfx_pnode *n, const dfx_tagged *t, dfx_tensor **out) {
+  bool oom = false;
   uv_mutex_lock(&r->err_mu);
   for (int i = 0; i < n->n_fetch_slots; i++) {
     int slot = n->fetch_slots[2 * i], idx = n->fetch_slots[2 * i + 1];
@@ -180,12 +181,20 @@ static void capture_fetches(dfx_run *r, const dfx_pnode *n, const dfx_tagged *t,
      * value is kept (and no reference is lost). */
     if (r->fetch_vals[idx]) continue;
     int dead = 0;
-    if (t->dead) dead = t->dead_src ? t->dead_src : -1;
-    else if (out[slot]) __atomic_store_n(&r->fetch_vals[idx], dfx__tensor_ref(out[slot]), __ATOMIC_RELAXED);
-    else dead = n->ctrl == DFX_CTRL_SWITCH ? n->id + 1 : -1;
+    if (t->dead) {
+      dead = t->dead_src ? t->dead_src : -1;
+    } else if (out[slot]) {
+      /* The user keeps fetches past the session: no immortal tensors. */
+      dfx_tensor *v = dfx__tensor_export(out[slot]);
+      oom |= v == NULL;
+      __atomic_store_n(&r->fetch_vals[idx], v, __ATOMIC_RELAXED);
+    } else {
+      dead = n->ctrl == DFX_CTRL_SWITCH ? n->id + 1 : -1;
+    }
     if (dead) __atomic_store_n(&r->fetch_dead[idx], dead, __ATOMIC_RELAXED);
   }
   uv_mutex_unlock(&r->err_mu);
+  if (oom) dfx__run_fail(r, DFX_ENOMEM, "out of memory fetching an output of node '%s'", n->name);
 }
 
 /* The propagator settled a dead instance of a fetched Exit in place (once

@@ -86,6 +86,7 @@ static dfx_tensor *alloc_plain_scalar(dfx_dtype dtype, size_t esz) {
   t->dealloc = NULL;
   t->dealloc_ud = NULL;
   t->cached = 1;
+  t->immortal = 0;
   t->data = t->inline_buf;
   t->owns_data = 0;
   return t;
@@ -131,6 +132,7 @@ dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, d
   t->dealloc = NULL;
   t->dealloc_ud = NULL;
   t->cached = 1;
+  t->immortal = 0;
   if (ndims) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)ndims);
   if (nbytes <= DFX_TENSOR_INLINE) {
     t->data = t->inline_buf;
@@ -162,7 +164,7 @@ dfx_tensor *dfx__tensor_scalar(dfx_dtype dtype, const void *value) {
 }
 
 void dfx__tensor_unref(dfx_tensor *t) {
-  if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (!t || t->immortal || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   if (t->dtype == DFX_STRING && (t->owns_data || t->data == t->inline_buf)) {
     dfx_str *s = t->data;
     for (int64_t i = 0; i < t->count; i++) dfx__free(s[i].ptr);
@@ -192,20 +194,43 @@ dfx_tensor *dfx__tensor_reshaped(dfx_tensor *t, int ndims, const int64_t *dims) 
     if (ndims) memcpy(c->dims, dims, sizeof(int64_t) * (size_t)ndims);
     return c;
   }
+  /* A view of an immortal tensor must survive the session: it keeps the
+   * immortal's own base alive, or copies when there is none. */
+  bool copy = t->nbytes <= DFX_TENSOR_INLINE || (t->immortal && t->dealloc != view_release);
+  if (copy && t->nbytes > DFX_TENSOR_INLINE) {
+    dfx_tensor *c = dfx__tensor_copy(t);
+    if (!c) return NULL;
+    c->ndims = (uint8_t)ndims;
+    if (ndims) memcpy(c->dims, dims, sizeof(int64_t) * (size_t)ndims);
+    return c;
+  }
   dfx_tensor *v = new_struct();
   if (!v) return NULL;
   *v = (dfx_tensor){.refs = 1, .dtype = t->dtype, .ndims = (uint8_t)ndims, .count = t->count,
                     .nbytes = t->nbytes, .cached = 1};
   if (ndims) memcpy(v->dims, dims, sizeof(int64_t) * (size_t)ndims);
-  if (t->nbytes <= DFX_TENSOR_INLINE) { /* cheaper to copy than to share */
+  if (copy) { /* small: cheaper to copy than to share */
     v->data = v->inline_buf;
     memcpy(v->data, t->data, t->nbytes);
   } else {
     v->data = t->data;
     v->dealloc = view_release;
-    v->dealloc_ud = dfx__tensor_ref(t);
+    v->dealloc_ud = dfx__tensor_ref(t->immortal ? (dfx_tensor *)t->dealloc_ud : t);
   }
   return v;
+}
+
+void dfx__tensor_set_immortal(dfx_tensor *t) { t->immortal = 1; }
+
+void dfx__tensor_free_immortal(dfx_tensor *t) {
+  if (!t) return;
+  t->immortal = 0;
+  dfx__tensor_unref(t);
+}
+
+dfx_tensor *dfx__tensor_export(dfx_tensor *t) {
+  if (!t || !t->immortal) return dfx__tensor_ref(t);
+  return dfx__tensor_reshaped(t, t->ndims, t->dims);
 }
 
 dfx_tensor *dfx__tensor_copy(const dfx_tensor *t) {

@@ -20,6 +20,7 @@ struct dfx_tensor {
   uint8_t ndims;
   uint8_t owns_data;         /* data is a dfx__malloc block to free */
   uint8_t cached;            /* struct came from / may return to a thread cache */
+  uint8_t immortal;          /* owned by a session (a Const's value): not refcounted, see below */
   int64_t count;             /* element count = product of dims */
   size_t nbytes;             /* count * storage size */
   void *data;                /* elements; inline_buf, own block or caller memory */
@@ -50,13 +51,28 @@ dfx_tensor *dfx__tensor_scalar(dfx_dtype dtype, const void *value);
 int64_t dfx__shape_count(int ndims, const int64_t *dims);
 
 static inline dfx_tensor *dfx__tensor_ref(dfx_tensor *t) {
-  if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+  if (t && !t->immortal) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
   return t;
 }
 void dfx__tensor_unref(dfx_tensor *t);
 static inline bool dfx__tensor_unique(const dfx_tensor *t) {
-  return __atomic_load_n(&t->refs, __ATOMIC_ACQUIRE) == 1 && (t->owns_data || t->data == t->inline_buf);
+  return !t->immortal && __atomic_load_n(&t->refs, __ATOMIC_ACQUIRE) == 1 &&
+         (t->owns_data || t->data == t->inline_buf);
 }
+
+/* Immortal tensors. A Const's value is read by every run of a session,
+ * often by many nodes at once (a loop's step, a fan-out); an atomic
+ * reference count on it costs more than the node. So the session owns it
+ * outright and ref/unref skip it. It may flow anywhere inside a run, but it
+ * must not outlive the session: whatever hands a tensor to the user goes
+ * through dfx__tensor_export, and views of it keep its base alive instead. */
+/* Makes a new tensor (refs 1, owned by the caller) immortal. */
+void dfx__tensor_set_immortal(dfx_tensor *t);
+/* Frees an immortal tensor (the session's owner only). */
+void dfx__tensor_free_immortal(dfx_tensor *t);
+/* A reference the caller may keep past the session: t itself (a new
+ * reference), or for an immortal t a view or copy. NULL when out of memory. */
+dfx_tensor *dfx__tensor_export(dfx_tensor *t);
 
 /* Returns a new tensor sharing `t`'s elements with another shape (same count),
  * or NULL when memory runs out. Used by Reshape/ExpandDims/Squeeze. */

@@ -48,12 +48,15 @@ static dfx_code noop(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-/* The state is the value tensor itself (owned by the graph), so a Const in a
- * loop body costs one reference count per iteration. */
+/* The state is an immortal view of the value tensor (core/tensor.h), so a
+ * Const in a loop body or with many consumers costs no atomic reference
+ * counts at all. */
 static dfx_code const_kernel(dfx_kctx *ctx) {
   ctx->out[0] = dfx__tensor_ref(ctx->state);
   return DFX_OK;
 }
+
+static void const_fini(void *state) { dfx__tensor_free_immortal(state); }
 
 static dfx_code const_init(const dfx_node *n, void **state, dfx_status *st) {
   const dfx_tensor *v = dfx__attr_tensor(n, "value");
@@ -62,7 +65,10 @@ static dfx_code const_init(const dfx_node *n, void **state, dfx_status *st) {
   if (want != v->dtype)
     return dfx__status_set(st, DFX_EINVAL, "Const 'value' is %s but attr dtype is %s",
                            dfx_dtype_name((dfx_dtype)v->dtype), dfx_dtype_name(want));
-  *state = (void *)v;
+  dfx_tensor *view = dfx__tensor_reshaped((dfx_tensor *)v, v->ndims, v->dims);
+  if (!view) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  dfx__tensor_set_immortal(view);
+  *state = view;
   return DFX_OK;
 }
 
@@ -74,7 +80,7 @@ static dfx_code placeholder_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Const", const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, NULL},
+    {"Const", const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, const_fini},
     {"Placeholder", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"PlaceholderV2", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"PlaceholderWithDefault", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},

@@ -203,3 +203,46 @@ Test(session, allocation_failures_are_clean_errors, .timeout = 120) {
   }
   cr_assert(succeeded, "never succeeded");
 }
+
+/* A Const's value is immortal inside its session (core/tensor.h): fetched
+ * Consts, their views (Reshape) and forwards (Identity) must still be
+ * valid, and right, after the session and the graph are gone. ASan builds
+ * turn any mistake here into a use-after-free report. */
+#define VEC16 "1 float_val: 2 float_val: 3 float_val: 4 float_val: 5 float_val: 6 float_val: 7 float_val: 8 " \
+              "float_val: 9 float_val: 10 float_val: 11 float_val: 12 float_val: 13 float_val: 14 float_val: 15 " \
+              "float_val: 16"
+static const char *CONSTS_G =
+    "node { name: \"w\" op: \"Const\"" GT_TYPE("dtype", "DT_FLOAT")
+    " attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 16 } } float_val: " VEC16
+    " } } } }\n"
+    "node { name: \"shape\" op: \"Const\"" GT_TYPE("dtype", "DT_INT32")
+    " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 4 int_val: 4"
+    " } } } }\n"
+    "node { name: \"w44\" op: \"Reshape\" input: \"w\" input: \"shape\"" GT_TYPE("T", "DT_FLOAT")
+    GT_TYPE("Tshape", "DT_INT32") " }\n"
+    GT_OP1("wid", "Identity", "w", "DT_FLOAT", "") GT_CONST_F32("s", 2.5, "")
+    GT_OP2("ws", "Mul", "w", "s", "DT_FLOAT", "");
+
+Test(session, fetched_constants_outlive_session_and_graph) {
+  dfx_tensor *out[5] = {NULL};
+  for (int threads = 1; threads <= 2; threads++) {
+    dfx_graph *g = eu_graph(CONSTS_G);
+    char msg[2048];
+    /* Two runs: the first run's outputs must not change the constant. */
+    for (int run = 0; run < 2; run++) {
+      for (int k = 0; k < 5; k++) dfx_tensor_free(out[k]);
+      cr_assert_eq(eu_run(g, threads, "w,w44,wid,s,ws", out, NULL, NULL, msg, sizeof msg), DFX_OK, "%s", msg);
+    }
+    dfx_graph_free(g);
+    for (int k = 0; k < 3; k++) {
+      cr_assert_eq(dfx_tensor_count(out[k]), 16);
+      const float *v = dfx_tensor_data(out[k]);
+      for (int i = 0; i < 16; i++) cr_assert_eq(v[i], (float)(i + 1), "output %d element %d: %g", k, i, v[i]);
+    }
+    cr_assert_eq(dfx_tensor_ndims(out[1]), 2);
+    cr_assert_eq(eu_f32(out[3]), 2.5f);
+    const float *m = dfx_tensor_data(out[4]);
+    for (int i = 0; i < 16; i++) cr_assert_eq(m[i], 2.5f * (float)(i + 1));
+  }
+  for (int k = 0; k < 5; k++) dfx_tensor_free(out[k]);
+}
