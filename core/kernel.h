@@ -44,6 +44,7 @@ typedef struct dfx_kctx {
   const char *frame;    /* frame name ("" = root) and iteration, for messages */
   int64_t iter;
   dfx_status *st;       /* where dfx__kctx_fail writes */
+  bool own_inputs;      /* the executor's input slots hold references a kernel may take (below) */
 } dfx_kctx;
 
 typedef dfx_code (*dfx_kernel_fn)(dfx_kctx *ctx);
@@ -93,6 +94,17 @@ dfx_tensor *dfx__kctx_alloc(dfx_kctx *ctx, int k, dfx_dtype dtype, int ndims, co
 /* Output k shares input i (a new reference). */
 static inline void dfx__kctx_forward(dfx_kctx *ctx, int i, int k) {
   ctx->out[k] = dfx__tensor_ref(ctx->in[i]);
+}
+/* TF's input forwarding: returns input k when nobody else holds it, so the
+ * kernel may overwrite its elements and return it as an output instead of
+ * allocating one. The kernel then owns that reference and ctx->in[k] becomes
+ * NULL. Returns NULL when the input is shared, a view, immortal, or the
+ * caller did not hand over its slots (own_inputs false). */
+static inline dfx_tensor *dfx__kctx_take_unique(dfx_kctx *ctx, int k) {
+  dfx_tensor *t = ctx->in[k];
+  if (!ctx->own_inputs || !t || !dfx__tensor_unique(t)) return NULL;
+  ctx->in[k] = NULL;
+  return t;
 }
 /* Records an error message for this node and returns `code`. */
 dfx_code dfx__kctx_fail(dfx_kctx *ctx, dfx_code code, const char *fmt, ...)

@@ -146,7 +146,7 @@ static dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, char 
   st.code = DFX_OK;
   st.msg[0] = 0;
   dfx_kctx ctx = {.node = n->g, .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out, .state = n->kstate,
-                  .step = &r->step, .frame = frame_label(t->frame), .iter = t->iter->iter_num, .st = &st};
+                  .step = &r->step, .frame = frame_label(t->frame), .iter = t->iter->iter_num, .st = &st, .own_inputs = true};
   c = n->kernel->fn(&ctx);
   if (c != DFX_OK) {
     /* Kernels return DFX_ENOMEM for any failed output; the helper knows why. */

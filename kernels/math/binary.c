@@ -156,6 +156,25 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   dfx_bcast bcs;
   const dfx_bcast *bc = dfx__bcast_pair(&bcs, (const dfx_tensor *const *)ctx->in);
   if (!bc) return dfx__bcast_fail(ctx, x, y);
+  if (bc == &dfx__bcast_scalars && t != DFX_STRING) {
+    /* Scalar result into a scalar input nobody else holds: a loop counter
+     * or a chain of scalar ops then allocates nothing. */
+    dfx_tensor *reuse = dfx__kctx_take_unique(ctx, 0);
+    if (!reuse) reuse = dfx__kctx_take_unique(ctx, 1);
+    if (reuse) {
+      _Alignas(16) unsigned char res[16];
+      int bad = 0;
+      int r = fn(bc, t, x->data, y->data, res, &bad); /* reads x and y before `reuse` is written */
+      ctx->out[0] = reuse;
+      if (r < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
+      if (bad == 1) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "%s", DIV0));
+      if (bad == 2)
+        return fail_clear(ctx,
+                          dfx__kctx_fail(ctx, DFX_EINVAL, "Integers to negative integer powers are not allowed"));
+      memcpy(reuse->data, res, reuse->nbytes);
+      return DFX_OK;
+    }
+  }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
   if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, bc, x->data, y->data, o->data);

@@ -246,3 +246,47 @@ Test(session, fetched_constants_outlive_session_and_graph) {
   }
   for (int k = 0; k < 5; k++) dfx_tensor_free(out[k]);
 }
+
+/* Scalar binary ops write into an input that nobody else holds
+ * (dfx__kctx_take_unique). Shared inputs (two consumers, a fetch, a fed
+ * tensor, a Const) must never be overwritten; errors must not leak. */
+static const char *FORWARD_G =
+    GT_PLACEHOLDER("p", "DT_INT32") GT_CONST_I32("one", 1, "") GT_CONST_I32("two", 2, "")
+    GT_CONST_I32("zero", 0, "")
+    GT_OP2("x", "Add", "p", "one", "DT_INT32", "")       /* p is fed: shared with the caller */
+    GT_OP2("a", "Mul", "x", "two", "DT_INT32", "")       /* x has three consumers and a fetch */
+    GT_OP2("b", "Sub", "x", "one", "DT_INT32", "")
+    GT_OP2("c", "Add", "x", "x", "DT_INT32", "")
+    GT_OP2("d", "Add", "a", "b", "DT_INT32", "")         /* a and b are private: one is reused */
+    GT_OP2("e", "Add", "d", "c", "DT_INT32", "")
+    GT_OP2("bad", "FloorDiv", "e", "zero", "DT_INT32", "");
+
+Test(session, scalar_ops_reuse_only_private_inputs) {
+  dfx_graph *g = eu_graph(FORWARD_G);
+  for (int threads = 1; threads <= 2; threads++) {
+    dfx_tensor *feed = dfx_tensor_new_copy(DFX_I32, NULL, 0, &(int32_t){20}, 4);
+    dfx_tensor *out[5] = {NULL};
+    char msg[2048];
+    cr_assert_eq(eu_run(g, threads, "x,a,b,c,e", out, "p", feed, msg, sizeof msg), DFX_OK, "%s", msg);
+    /* x = 21, a = 42, b = 20, c = 42, e = a + b + c = 104 */
+    const int32_t want[5] = {21, 42, 20, 42, 104};
+    for (int k = 0; k < 5; k++) cr_assert_eq(eu_i32(out[k]), want[k], "output %d: %d", k, eu_i32(out[k]));
+    cr_assert_eq(eu_i32(feed), 20, "the fed tensor was overwritten");
+    for (int k = 0; k < 5; k++) dfx_tensor_free(out[k]);
+    /* Division by zero on a reused input: an error, nothing leaked (the
+     * fixture's allocator check). */
+    cr_assert_eq(eu_run(g, threads, "bad", out, "p", feed, msg, sizeof msg), DFX_EINVAL, "%s", msg);
+    cr_assert(strstr(msg, "division by zero") && strstr(msg, "'bad'"), "%s", msg);
+    dfx_tensor_free(feed);
+  }
+  dfx_graph_free(g);
+  /* The Consts are intact after all of that. */
+  g = eu_graph(FORWARD_G);
+  dfx_tensor *feed = dfx_tensor_new_copy(DFX_I32, NULL, 0, &(int32_t){0}, 4), *out[1];
+  char msg[2048];
+  cr_assert_eq(eu_run(g, 1, "e", out, "p", feed, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_assert_eq(eu_i32(out[0]), 2 + 0 + 2);
+  dfx_tensor_free(out[0]);
+  dfx_tensor_free(feed);
+  dfx_graph_free(g);
+}
