@@ -143,7 +143,7 @@ dfx_frame *dfx__frame_new(dfx_exec *ex, int sf, dfx_frame *parent, dfx_iter *par
     if (!f) return NULL;
     f->max_parallel = pf->parallel_iterations;
     f->ring = dfx__calloc((size_t)f->max_parallel + 1, sizeof(dfx_iter *));
-    if (!f->ring || uv_mutex_init(&f->mu)) {
+    if (!f->ring) {
       dfx__free(f->ring);
       dfx__free(f);
       return NULL;
@@ -205,7 +205,6 @@ static void frame_destroy(dfx_frame *f) {
   held_free(&f->next_iter_roots);
   held_free(&f->inv_values);
   held_free(&f->dead_exits);
-  uv_mutex_destroy(&f->mu);
   dfx__free(f->ring);
   dfx__free(f);
 }

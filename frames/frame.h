@@ -18,6 +18,7 @@
 #define DFX_FRAME_H
 
 #include <stdbool.h>
+#include <sched.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -25,6 +26,28 @@
 #include "tensor.h"
 
 struct dfx_frame;
+
+/* Frame locks are held for a few dozen instructions per node. A spin lock
+ * takes one atomic exchange and releases with a plain store, where a mutex
+ * costs two atomics and two library calls on every node of a threaded run.
+ * A waiter yields the CPU every 64 spins, so a holder that was preempted
+ * (two cores, more threads) does not stall the others for long. */
+typedef struct dfx_spin {
+  int v;
+} dfx_spin;
+
+static inline void dfx__spin_lock(dfx_spin *l) {
+  unsigned n = 0;
+  while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE)) {
+    while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
+      if ((++n & 63) == 0) sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+      else __builtin_ia32_pause();
+#endif
+    }
+  }
+}
+static inline void dfx__spin_unlock(dfx_spin *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
 
 typedef struct dfx_iter {
   int64_t iter_num;
@@ -52,7 +75,7 @@ typedef struct dfx_held_vec {
 } dfx_held_vec;
 
 typedef struct dfx_frame {
-  uv_mutex_t mu;
+  dfx_spin mu;
   int sframe;                   /* static frame index in the plan */
   const char *name;
   struct dfx_frame *parent;

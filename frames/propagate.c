@@ -11,11 +11,11 @@
  * concurrency inside it, so its frame locks are skipped. */
 #define LOCK(ex, f)                         \
   do {                                      \
-    if ((ex)->threaded) uv_mutex_lock(&(f)->mu); \
+    if ((ex)->threaded) dfx__spin_lock(&(f)->mu); \
   } while (0)
 #define UNLOCK(ex, f)                         \
   do {                                        \
-    if ((ex)->threaded) uv_mutex_unlock(&(f)->mu); \
+    if ((ex)->threaded) dfx__spin_unlock(&(f)->mu); \
   } while (0)
 
 /* ---- activation (§2.4) ---- */
@@ -57,6 +57,19 @@ static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_f
   return r;
 }
 
+/* Puts outputs[pe->src_slot] into the consumer's input slot: moved on the
+ * slot's last edge when the caller gives up its references, else shared. */
+static inline void store_input(dfx_iter *it, const dfx_pedge *pe, dfx_tensor **outputs, bool consume) {
+  dfx_tensor **slot = &it->inputs[pe->dst_input];
+  if (*slot) dfx__tensor_unref(*slot); /* only an ill-formed graph delivers twice */
+  if (pe->is_last && consume) {
+    *slot = outputs[pe->src_slot];
+    outputs[pe->src_slot] = NULL;
+  } else {
+    *slot = dfx__tensor_ref(outputs[pe->src_slot]);
+  }
+}
+
 static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
                        dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready, int depth) {
   /* A dead input remembers which Switch started the deadness. */
@@ -67,20 +80,31 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
     const int loc = pe->dst_local;
     const bool ctrl = pe->dst_input < 0;
     dfx_tensor *val = ctrl ? NULL : outputs[pe->src_slot];
-    bool dst_ready, dst_dead, store;
-    if (pe->dst_kind == DFX_DST_MERGE) {
+    bool dst_dead;
+    if (pe->dst_kind != DFX_DST_MERGE) {
+      /* Every input counts once; any dead one makes the node dead. */
+      if (val) store_input(it, pe, outputs, consume);
+      if (src_dead || (!ctrl && !val)) {
+        dead[loc]++;
+        if (!it->dead_src[loc]) it->dead_src[loc] = why;
+      }
+      if (--pending[loc] != 0) continue;
+      dst_dead = dead[loc] > 0 && pe->dst_kind != DFX_DST_TRIGGER;
+    } else {
       int32_t count = pending[loc];
+      bool dst_ready;
       if (count < 0) continue; /* already started: later inputs are ignored */
       if (ctrl) {
         pending[loc] = count -= 2;
         dst_dead = dead[loc] == pe->dst_n_in;
         dst_ready = count == 0 || (count == 1 && dst_dead);
-        store = false;
       } else if (val) {
         /* Only the first live input is kept; it fires the Merge when no
          * control input is outstanding (count == 1). */
-        store = count & 1;
-        if (store) pending[loc] = count & ~1;
+        if (count & 1) {
+          pending[loc] = count & ~1;
+          store_input(it, pe, outputs, consume);
+        }
         dst_dead = false;
         dst_ready = count == 1;
       } else {
@@ -89,48 +113,28 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
         /* "or X is an Enter": a loop in a dead branch must still finish. */
         dst_dead = dead[loc] == pe->dst_n_in || src_enter;
         dst_ready = count == 1 && dst_dead;
-        store = false;
       }
-      if (dst_ready) pending[loc] = -1; /* started: late inputs are dropped */
-    } else {
-      if (src_dead || (!ctrl && !val)) {
-        dead[loc]++;
-        if (!it->dead_src[loc]) it->dead_src[loc] = why;
-      }
-      dst_ready = --pending[loc] == 0;
-      dst_dead = dead[loc] > 0 && pe->dst_kind != DFX_DST_TRIGGER;
-      store = val != NULL;
+      if (!dst_ready) continue;
+      pending[loc] = -1; /* started: late inputs are dropped */
     }
-    if (store) {
-      dfx_tensor **slot = &it->inputs[pe->dst_input];
-      if (*slot) dfx__tensor_unref(*slot); /* only an ill-formed graph delivers twice */
-      if (pe->is_last && consume) {
-        *slot = val;
-        outputs[pe->src_slot] = NULL;
-      } else {
-        *slot = dfx__tensor_ref(val);
+    /* dst is ready. */
+    if (dst_dead && pe->dst_kind == DFX_DST_EXIT && ex->settle_dead_exits) {
+      /* What running the dead Exit would do (see dfx__propagate): every
+       * non-final iteration of a loop has one per loop variable. */
+      if (it->iter_num == f->iteration_count && dfx__held_push(&f->dead_exits, pe->dst, NULL, it->dead_src[loc])) {
+        ex->fail(ex, DFX_ENOMEM, "out of memory");
+        return -1;
       }
+      if (pe->dst_fetched) ex->dead_fetch(ex, pe->dst, it->dead_src[loc]);
+      continue;
     }
-    if (dst_ready) {
-      if (dst_dead && pe->dst_kind == DFX_DST_EXIT && ex->settle_dead_exits) {
-        /* What running the dead Exit would do (see dfx__propagate): every
-         * non-final iteration of a loop has one per loop variable. */
-        if (it->iter_num == f->iteration_count &&
-            dfx__held_push(&f->dead_exits, pe->dst, NULL, it->dead_src[loc])) {
-          ex->fail(ex, DFX_ENOMEM, "out of memory");
-          return -1;
-        }
-        if (pe->dst_fetched) ex->dead_fetch(ex, pe->dst, it->dead_src[loc]);
-        continue;
-      }
-      if (pe->dst_kind == DFX_DST_TRIVIAL && ex->settle_trivial && depth < SETTLE_DEPTH) {
-        if (settle_trivial(ex, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it, ready, depth + 1))
-          return -1;
-        continue;
-      }
-      if (dfx__ready_add(ready, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it)) return -1;
-      it->outstanding_ops++;
+    if (pe->dst_kind == DFX_DST_TRIVIAL && ex->settle_trivial && depth < SETTLE_DEPTH) {
+      if (settle_trivial(ex, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it, ready, depth + 1))
+        return -1;
+      continue;
     }
+    if (dfx__ready_add(ready, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it)) return -1;
+    it->outstanding_ops++;
   }
   return 0;
 }
