@@ -19,7 +19,7 @@ enum {
   DFX_DST_MERGE,
   DFX_DST_TRIGGER,
   DFX_DST_EXIT,   /* a dead instance need not be scheduled */
-  DFX_DST_TRIVIAL /* counts like PLAIN; may run where it becomes ready (Const, 1-1 Identity, not fetched) */
+  DFX_DST_TRIVIAL /* counts like PLAIN; may run where it becomes ready (Const, Identity, Switch, LoopCond) */
 };
 
 typedef struct dfx_pedge {

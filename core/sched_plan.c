@@ -254,10 +254,14 @@ static dfx_code layout_frames(builder *b, dfx_status *st) {
   return DFX_OK;
 }
 
-/* A node the propagator may run in place: its kernel is a known no-op
- * (a constant, or forwarding its one input), and no fetch reads it. */
+/* A node the propagator may run in place (frames/propagate.c,
+ * settle_trivial): no fetch reads it, and it only moves tensors: a Switch, a
+ * LoopCond, a constant, or an op forwarding its one input. */
 static bool trivial(const dfx_pnode *n) {
-  if (n->ctrl != DFX_CTRL_NONE || n->n_fetch_slots || n->feed >= 0 || n->n_out != 1) return false;
+  if (n->n_fetch_slots || n->feed >= 0) return false;
+  if (n->ctrl == DFX_CTRL_SWITCH) return !n->is_switch_n && n->n_in == 2 && n->n_out == 2;
+  if (n->ctrl == DFX_CTRL_LOOP_COND) return n->n_in == 1 && n->n_out == 1;
+  if (n->ctrl != DFX_CTRL_NONE || n->n_out != 1) return false;
   if (n->kflags & DFX_KERNEL_STATE_VALUE) return n->n_in == 0;
   return (n->kflags & DFX_KERNEL_FORWARD) && n->n_in == 1;
 }

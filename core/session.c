@@ -315,6 +315,7 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
   r->ex.max_iterations = ro ? ro->max_iterations : 0;
   r->ex.threaded = r->pool != NULL;
   r->ex.settle_dead_exits = r->ex.settle_trivial = !(ro && ro->trace);
+  r->ex.cancelled = &r->step.cancelled;
   dfx__run_hooks(r);
   uv_mutex_lock(&s->mu);
   r->next_active = s->active;

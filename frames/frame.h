@@ -124,6 +124,7 @@ typedef struct dfx_exec {
    * every node instance shows in the trace. */
   bool settle_dead_exits;
   bool settle_trivial;
+  const int *cancelled;         /* the run's cancel flag (atomic): a settled LoopCond checks it */
   /* Nodes found waiting for inputs in iterations that were deleted anyway
    * (ill-formed graphs); guarded by mu; reported if the run gets stuck. */
   int n_stuck;

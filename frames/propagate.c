@@ -28,32 +28,48 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
                        dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready, int depth);
 
 /* How deep trivial nodes are settled inside one another before the rest go
- * through the ready list (a chain of control-dependent Consts). */
-#define SETTLE_DEPTH 4
+ * through the ready list. A loop body's chain LoopCond -> Switch -> Identity
+ * -> Const is four deep. */
+#define SETTLE_DEPTH 8
 
-/* Runs a trivial node (a Const, or a one-input one-output Identity-like op,
- * nobody fetching it) where it became ready: exactly what executing it and
- * propagating its output would do, without a trip through the scheduler.
- * Loop bodies have several per iteration (the limit, the step, the Identity
- * after each Switch). Caller holds f->mu. */
+/* Runs a trivial node where it became ready: exactly what executing it and
+ * propagating its outputs would do, without a trip through the scheduler.
+ * Trivial (core/sched_plan.c) means nobody fetches it and it is a Const, a
+ * one-input Identity-like op, a Switch or a LoopCond; a loop has several per
+ * iteration. Returns 0 when settled, -1 on error, and 1 when the node must
+ * run normally after all: a bad Switch predicate or a cancelled LoopCond,
+ * whose errors execute() reports. Caller holds f->mu. */
 static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_frame *f, dfx_iter *it,
                           dfx_ready *ready, int depth) {
   const dfx_pnode *n = &ex->plan->nodes[node];
-  dfx_tensor *out[1] = {NULL};
+  dfx_tensor *out[2] = {NULL, NULL};
   dfx_tensor **in = it->inputs + n->input_start;
   if (!dead) {
-    if (n->kflags & DFX_KERNEL_STATE_VALUE) {
+    if (n->ctrl == DFX_CTRL_SWITCH) {
+      const dfx_tensor *pred = in[1];
+      if (pred->ndims != 0 || pred->dtype != DFX_BOOL) return 1;
+      out[*(const uint8_t *)pred->data ? 1 : 0] = in[0];
+      in[0] = NULL;
+    } else if (n->ctrl == DFX_CTRL_LOOP_COND) {
+      if (__atomic_load_n(ex->cancelled, __ATOMIC_RELAXED)) return 1;
+      out[0] = in[0];
+      in[0] = NULL;
+    } else if (n->kflags & DFX_KERNEL_STATE_VALUE) {
       out[0] = dfx__tensor_ref(n->kstate);
     } else {
       out[0] = in[0];
       in[0] = NULL;
     }
-  } else if (n->n_in == 1 && in[0]) { /* a dead node's inputs are dropped, as when it runs */
-    dfx__tensor_unref(in[0]);
-    in[0] = NULL;
   }
-  int r = activate_at(ex, n, dead, dead_src, f, it, out, true, ready, depth);
+  /* What is left in the input slots is dropped, as when a node runs. */
+  for (int i = 0; i < n->n_in; i++)
+    if (in[i]) {
+      dfx__tensor_unref(in[i]);
+      in[i] = NULL;
+    }
+  int r = activate_at(ex, n, dead, dead_src, f, it, out, true, ready, depth) ? -1 : 0;
   dfx__tensor_unref(out[0]);
+  dfx__tensor_unref(out[1]);
   return r;
 }
 
@@ -129,9 +145,9 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
       continue;
     }
     if (pe->dst_kind == DFX_DST_TRIVIAL && ex->settle_trivial && depth < SETTLE_DEPTH) {
-      if (settle_trivial(ex, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it, ready, depth + 1))
-        return -1;
-      continue;
+      int r = settle_trivial(ex, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it, ready, depth + 1);
+      if (r < 0) return -1;
+      if (r == 0) continue;
     }
     if (dfx__ready_add(ready, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it)) return -1;
     it->outstanding_ops++;

@@ -441,6 +441,13 @@ Test(propagate, dead_exits_settled_or_traced_agree) {
   GT_CONST_I32("d4", 5, GT_INPUT("^d3")) GT_CONST_I32("d5", 6, GT_INPUT("^d4"))                    \
   GT_OP1("d6", "Identity", "d5", "DT_INT32", "") GT_MERGE2("m", "d6", "sum", "DT_INT32", "")
 
+/* A Switch whose predicate is not a scalar is an error, settled or not. */
+#define BAD_PRED                                                                                          \
+  "node { name: \"p\" op: \"Const\"" GT_TYPE("dtype", "DT_BOOL")                                         \
+  " attr { key: \"value\" value { tensor { dtype: DT_BOOL tensor_shape { dim { size: 2 } } bool_val: true" \
+  " bool_val: false } } } }\n" GT_CONST_I32("v", 3, "") GT_OP1("pid", "Identity", "p", "DT_BOOL", "")        \
+  GT_SWITCH("s", "v", "pid", "DT_INT32") GT_OP1("out", "Identity", "s:1", "DT_INT32", "")
+
 Test(propagate, trivial_nodes_settled_or_traced_agree) {
   static const struct {
     const char *text, *fetch;
@@ -452,6 +459,7 @@ Test(propagate, trivial_nodes_settled_or_traced_agree) {
       {CONST_CHAIN, "m"},                       {CONST_CHAIN, "m:1"},
       {CONST_CHAIN, "k6"},                      {CONST_CHAIN, "d6"},
       {CONST_CHAIN, "d5"},                      {CONST_CHAIN, "live"},
+      {BAD_PRED, "out"},                        {GT_COUNTER_LOOP("w/", 0, 30, 4, 1), "w/Exit"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     dfx_graph *g = eu_graph(cases[i].text);
@@ -473,4 +481,6 @@ Test(propagate, trivial_nodes_settled_or_traced_agree) {
   char msg[2048];
   cr_assert_eq(run_err(CONST_CHAIN, 1, "d6", msg, sizeof msg), DFX_EINVAL, "%s", msg);
   cr_assert(strstr(msg, "'s'"), "%s", msg);
+  cr_assert_eq(run_err(BAD_PRED, 1, "out", msg, sizeof msg), DFX_EINVAL, "%s", msg);
+  cr_assert(strstr(msg, "scalar bool") && strstr(msg, "'s'"), "%s", msg);
 }
