@@ -88,6 +88,7 @@ static inline void store_input(dfx_iter *it, const dfx_pedge *pe, dfx_tensor **o
 
 static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int src_dead_src, dfx_frame *f,
                        dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready, int depth) {
+  if (src->n_edges == 0) return 0; /* edges is NULL then: no pointer arithmetic on it */
   /* A dead input remembers which Switch started the deadness. */
   const int why = src_dead ? src_dead_src : (src->ctrl == DFX_CTRL_SWITCH ? src->id + 1 : 0);
   const bool src_enter = src->ctrl == DFX_CTRL_ENTER;
