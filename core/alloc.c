@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bufcache.h"
 #include "dfexec.h"
 
 /* Header in front of each block; 16 bytes keeps the payload max-aligned. */
@@ -29,6 +30,7 @@ static dfx_alloc_fn g_alloc = default_alloc;
 static void *g_alloc_ud;
 
 void dfx_set_allocator(dfx_alloc_fn fn, void *ud) {
+  dfx__buf_cache_flush(); /* idle buffers go back to the allocator that made them */
   g_alloc = fn ? fn : default_alloc;
   g_alloc_ud = fn ? ud : NULL;
 }

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "alloc.h"
+#include "bufcache.h"
 
 size_t dfx__tensor_max_bytes; /* 0 until first use: then dfx__tensor_limit() sets the default */
 
@@ -36,8 +37,13 @@ static _Thread_local struct {
   int armed; /* the thread-exit flush is registered for this thread */
 } cache;
 
-void dfx__tensor_cache_flush(void) {
+static void flush_structs(void) {
   while (cache.n > 0) dfx__free(cache.items[--cache.n]);
+}
+
+void dfx__tensor_cache_flush(void) {
+  flush_structs();
+  dfx__buf_cache_flush();
 }
 
 /* Any thread that runs kernels fills a cache, including the caller's own
@@ -48,7 +54,7 @@ static pthread_key_t cache_key;
 static uv_once_t cache_once = UV_ONCE_INIT;
 static void cache_exit(void *p) {
   (void)p;
-  dfx__tensor_cache_flush();
+  flush_structs();
 }
 static void cache_key_init(void) {
   if (pthread_key_create(&cache_key, cache_exit) != 0) cache_key = (pthread_key_t)-1;
@@ -138,7 +144,7 @@ dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, d
     t->data = t->inline_buf;
     t->owns_data = 0;
   } else {
-    t->data = dfx__malloc(nbytes);
+    t->data = dfx__buf_alloc(nbytes);
     t->owns_data = 1;
     if (!t->data) {
       dfx__free(t);
@@ -169,7 +175,7 @@ void dfx__tensor_unref(dfx_tensor *t) {
     dfx_str *s = t->data;
     for (int64_t i = 0; i < t->count; i++) dfx__free(s[i].ptr);
   }
-  if (t->owns_data) dfx__free(t->data);
+  if (t->owns_data) dfx__buf_free(t->data, t->nbytes);
   if (t->dealloc) t->dealloc(t->data, t->dealloc_ud);
   if (t->cached && cache.n < CACHE_MAX) {
     if (!cache.armed) cache_arm();

@@ -88,8 +88,9 @@ const char *dfx__shape_str(int ndims, const int64_t *dims, char *buf, size_t n);
 double dfx__tensor_get_f64(const dfx_tensor *t, int64_t i);
 int64_t dfx__tensor_get_i64(const dfx_tensor *t, int64_t i);
 
-/* Releases this thread's cache of tensor structs (worker threads call it at
- * exit; tests call it before checking for leaks). */
+/* Releases this thread's cache of tensor structs and the process's idle
+ * tensor buffers (core/bufcache.c); tests call it before checking for
+ * leaks. A thread's struct cache is also released when the thread exits. */
 void dfx__tensor_cache_flush(void);
 
 #endif
