@@ -147,6 +147,48 @@ static dfx_code add_strings(dfx_kctx *ctx, const dfx_bcast *bc, const dfx_str *p
   return DFX_OK;
 }
 
+static dfx_code bin_status(dfx_kctx *ctx, int r, int bad, dfx_dtype t) {
+  if (r < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
+  if (bad == 1) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "%s", DIV0));
+  if (bad == 2)
+    return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "Integers to negative integer powers are not allowed"));
+  return DFX_OK;
+}
+
+/* Same-shape op whose output goes into `reuse`, an input the kernel now
+ * owns. The elementwise loops take restrict pointers, so each chunk is
+ * computed into a stack buffer (after its elements of x and y are read) and
+ * copied into place. */
+/* Not inlined: its 4 KiB buffer would otherwise enlarge every call's frame. */
+__attribute__((noinline)) static dfx_code bin_in_place(dfx_kctx *ctx, bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const dfx_tensor *x,
+                             const dfx_tensor *y, dfx_tensor *reuse) {
+  _Alignas(64) unsigned char tmp[4096];
+  const size_t es = dfx__dtype_storage(t);
+  const int64_t per = (int64_t)(sizeof tmp / es), total = bc->count;
+  ctx->out[0] = reuse;
+  reuse->ndims = (uint8_t)bc->ndims; /* [64] + [1,64] is [1,64] */
+  if (bc->ndims) memcpy(reuse->dims, bc->dims, sizeof(int64_t) * (size_t)bc->ndims);
+  const char *xd = x->data, *yd = y->data;
+  char *rd = reuse->data;
+  int bad = 0;
+  if (total <= per) { /* one chunk: no copy of the broadcast description */
+    int r = fn(bc, t, xd, yd, tmp, &bad);
+    dfx_code c = bin_status(ctx, r, bad, t);
+    if (c == DFX_OK) memcpy(rd, tmp, (size_t)total * es);
+    return c;
+  }
+  dfx_bcast chunk = *bc;
+  for (int64_t i = 0; i < total; i += per) {
+    chunk.count = total - i < per ? total - i : per;
+    size_t off = (size_t)i * es;
+    int r = fn(&chunk, t, xd + off, yd + off, tmp, &bad);
+    dfx_code c = bin_status(ctx, r, bad, t);
+    if (c != DFX_OK) return c;
+    memcpy(rd + off, tmp, (size_t)chunk.count * es);
+  }
+  return DFX_OK;
+}
+
 static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   const dfx_tensor *x = ctx->in[0], *y = ctx->in[1];
   dfx_dtype t = (dfx_dtype)x->dtype;
@@ -156,24 +198,24 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   dfx_bcast bcs;
   const dfx_bcast *bc = dfx__bcast_pair(&bcs, (const dfx_tensor *const *)ctx->in);
   if (!bc) return dfx__bcast_fail(ctx, x, y);
-  if (bc == &dfx__bcast_scalars && t != DFX_STRING) {
-    /* Scalar result into a scalar input nobody else holds: a loop counter
-     * or a chain of scalar ops then allocates nothing. */
+  /* The result has the elements of an input nobody else holds: write it
+   * there (a loop counter, a chain of ops, h @ W + x then allocate nothing). */
+  if (bc == &dfx__bcast_scalars && t != DFX_STRING) { /* the common case in loops, kept short */
     dfx_tensor *reuse = dfx__kctx_take_unique(ctx, 0);
     if (!reuse) reuse = dfx__kctx_take_unique(ctx, 1);
     if (reuse) {
       _Alignas(16) unsigned char res[16];
       int bad = 0;
-      int r = fn(bc, t, x->data, y->data, res, &bad); /* reads x and y before `reuse` is written */
+      int r = fn(bc, t, x->data, y->data, res, &bad);
       ctx->out[0] = reuse;
-      if (r < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
-      if (bad == 1) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "%s", DIV0));
-      if (bad == 2)
-        return fail_clear(ctx,
-                          dfx__kctx_fail(ctx, DFX_EINVAL, "Integers to negative integer powers are not allowed"));
+      if (r < 0 || bad) return bin_status(ctx, r, bad, t);
       memcpy(reuse->data, res, reuse->nbytes);
       return DFX_OK;
     }
+  } else if (bc->kind == DFX_BC_SAME && t != DFX_STRING) {
+    dfx_tensor *reuse = dfx__kctx_take_unique(ctx, 0);
+    if (!reuse) reuse = dfx__kctx_take_unique(ctx, 1);
+    if (reuse) return bin_in_place(ctx, fn, bc, t, x, y, reuse);
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);

@@ -204,9 +204,39 @@ EW_DEF_UN(softsign_fn, FL(SAME, SOFTSIGN_F))
 
 typedef int (*un_fn)(int64_t, dfx_dtype, const void *, void *, int *);
 
+/* The output goes into the input, which the kernel now owns, chunk by
+ * chunk through a stack buffer (the elementwise loops take restrict
+ * pointers). */
+/* Not inlined: its 4 KiB buffer would otherwise enlarge every call's frame. */
+__attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, dfx_dtype t, dfx_tensor *x) {
+  _Alignas(64) unsigned char tmp[4096];
+  const size_t es = dfx__dtype_storage(t);
+  const int64_t per = (int64_t)(sizeof tmp / es);
+  ctx->out[0] = x;
+  char *d = x->data;
+  for (int64_t i = 0; i < x->count; i += per) {
+    int64_t n = x->count - i < per ? x->count - i : per;
+    int bad = 0;
+    dfx_code c = DFX_OK;
+    if (fn(n, t, d + (size_t)i * es, tmp, &bad) < 0) c = dfx__ew_unsupported(ctx, t);
+    else if (bad) c = dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero");
+    if (c != DFX_OK) {
+      dfx__tensor_unref(ctx->out[0]);
+      ctx->out[0] = NULL;
+      return c;
+    }
+    memcpy(d + (size_t)i * es, tmp, (size_t)n * es);
+  }
+  return DFX_OK;
+}
+
 static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
+  if (!out_bool && t != DFX_STRING) {
+    dfx_tensor *own = dfx__kctx_take_unique(ctx, 0);
+    if (own) return un_in_place(ctx, fn, t, own);
+  }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
   int bad = 0;
