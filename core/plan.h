@@ -18,8 +18,7 @@ enum {
   DFX_DST_PLAIN,
   DFX_DST_MERGE,
   DFX_DST_TRIGGER,
-  DFX_DST_EXIT,   /* a dead instance need not be scheduled */
-  DFX_DST_TRIVIAL /* counts like PLAIN; may run where it becomes ready (Const, Identity, Switch, LoopCond) */
+  DFX_DST_EXIT /* a dead instance need not be scheduled */
 };
 
 typedef struct dfx_pedge {
@@ -31,6 +30,7 @@ typedef struct dfx_pedge {
   int dst_n_in;     /* dst's data input count (a Merge is dead when all are) */
   uint8_t dst_kind; /* DFX_DST_* */
   bool dst_fetched; /* dst serves a fetch */
+  bool dst_trivial; /* dst may run where it becomes ready (Const, Identity, Switch, LoopCond, Merge) */
   bool is_last;     /* last data edge reading src_slot: may move the tensor */
 } dfx_pedge;
 

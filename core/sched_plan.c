@@ -256,9 +256,11 @@ static dfx_code layout_frames(builder *b, dfx_status *st) {
 
 /* A node the propagator may run in place (frames/propagate.c,
  * settle_trivial): no fetch reads it, and it only moves tensors: a Switch, a
- * LoopCond, a constant, or an op forwarding its one input. */
+ * Merge whose value_index nobody reads, a LoopCond, a constant, or an op
+ * forwarding its one input. */
 static bool trivial(const dfx_pnode *n) {
   if (n->n_fetch_slots || n->feed >= 0) return false;
+  if (n->ctrl == DFX_CTRL_MERGE) return !n->merge_index_used;
   if (n->ctrl == DFX_CTRL_SWITCH) return !n->is_switch_n && n->n_in == 2 && n->n_out == 2;
   if (n->ctrl == DFX_CTRL_LOOP_COND) return n->n_in == 1 && n->n_out == 1;
   if (n->ctrl != DFX_CTRL_NONE || n->n_out != 1) return false;
@@ -279,9 +281,9 @@ static void fill_edge_facts(dfx_plan *p) {
       pe->dst_kind = dst->ctrl == DFX_CTRL_MERGE             ? DFX_DST_MERGE
                      : dst->ctrl == DFX_CTRL_CONTROL_TRIGGER ? DFX_DST_TRIGGER
                      : dst->ctrl == DFX_CTRL_EXIT            ? DFX_DST_EXIT
-                     : trivial(dst)                          ? DFX_DST_TRIVIAL
                                                              : DFX_DST_PLAIN;
       pe->dst_fetched = dst->n_fetch_slots > 0;
+      pe->dst_trivial = trivial(dst);
     }
 }
 

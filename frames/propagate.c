@@ -28,15 +28,15 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
                        dfx_iter *it, dfx_tensor **outputs, bool consume, dfx_ready *ready, int depth);
 
 /* How deep trivial nodes are settled inside one another before the rest go
- * through the ready list. A loop body's chain LoopCond -> Switch -> Identity
- * -> Const is four deep. */
+ * through the ready list. A loop body's chain Merge -> ... LoopCond -> Switch
+ * -> Identity -> Const is five deep. */
 #define SETTLE_DEPTH 8
 
 /* Runs a trivial node where it became ready: exactly what executing it and
  * propagating its outputs would do, without a trip through the scheduler.
  * Trivial (core/sched_plan.c) means nobody fetches it and it is a Const, a
- * one-input Identity-like op, a Switch or a LoopCond; a loop has several per
- * iteration. Returns 0 when settled, -1 on error, and 1 when the node must
+ * one-input Identity-like op, a Switch, a Merge without a value_index reader
+ * or a LoopCond; a loop has several per iteration. Returns 0 when settled, -1 on error, and 1 when the node must
  * run normally after all: a bad Switch predicate or a cancelled LoopCond,
  * whose errors execute() reports. Caller holds f->mu. */
 static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_frame *f, dfx_iter *it,
@@ -50,6 +50,11 @@ static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_f
       if (pred->ndims != 0 || pred->dtype != DFX_BOOL) return 1;
       out[*(const uint8_t *)pred->data ? 1 : 0] = in[0];
       in[0] = NULL;
+    } else if (n->ctrl == DFX_CTRL_MERGE) { /* the input that fired it; value_index is not read */
+      for (int i = 0; i < n->n_in && !out[0]; i++) {
+        out[0] = in[i];
+        in[i] = NULL;
+      }
     } else if (n->ctrl == DFX_CTRL_LOOP_COND) {
       if (__atomic_load_n(ex->cancelled, __ATOMIC_RELAXED)) return 1;
       out[0] = in[0];
@@ -145,7 +150,7 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
       if (pe->dst_fetched) ex->dead_fetch(ex, pe->dst, it->dead_src[loc]);
       continue;
     }
-    if (pe->dst_kind == DFX_DST_TRIVIAL && ex->settle_trivial && depth < SETTLE_DEPTH) {
+    if (pe->dst_trivial && ex->settle_trivial && depth < SETTLE_DEPTH) {
       int r = settle_trivial(ex, pe->dst, dst_dead, dst_dead ? it->dead_src[loc] : 0, f, it, ready, depth + 1);
       if (r < 0) return -1;
       if (r == 0) continue;

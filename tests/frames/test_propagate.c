@@ -448,6 +448,12 @@ Test(propagate, dead_exits_settled_or_traced_agree) {
   " bool_val: false } } } }\n" GT_CONST_I32("v", 3, "") GT_OP1("pid", "Identity", "p", "DT_BOOL", "")        \
   GT_SWITCH("s", "v", "pid", "DT_INT32") GT_OP1("out", "Identity", "s:1", "DT_INT32", "")
 
+/* A cond's Merge that nobody fetches (settled in place), read through an
+ * Identity; and one whose value_index is read (never settled). */
+#define MERGE_THEN(PRED)                                                                     \
+  COND_WITH_PIVOTS(PRED) GT_OP2("after", "Add", "cond/Merge", "cond/Merge", "DT_INT32", "") \
+  GT_MERGE2("m2", "cond/mul", "cond/add", "DT_INT32", "") GT_OP1("idx", "Identity", "m2:1", "DT_INT32", "")
+
 Test(propagate, trivial_nodes_settled_or_traced_agree) {
   static const struct {
     const char *text, *fetch;
@@ -460,6 +466,8 @@ Test(propagate, trivial_nodes_settled_or_traced_agree) {
       {CONST_CHAIN, "k6"},                      {CONST_CHAIN, "d6"},
       {CONST_CHAIN, "d5"},                      {CONST_CHAIN, "live"},
       {BAD_PRED, "out"},                        {GT_COUNTER_LOOP("w/", 0, 30, 4, 1), "w/Exit"},
+      {MERGE_THEN(true), "after"},              {MERGE_THEN(false), "after"},
+      {MERGE_THEN(false), "idx"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     dfx_graph *g = eu_graph(cases[i].text);
@@ -476,6 +484,9 @@ Test(propagate, trivial_nodes_settled_or_traced_agree) {
     dfx_graph_free(g);
   }
   /* And the values themselves, so that agreeing on a wrong answer fails. */
+  cr_assert_eq(run_i32(MERGE_THEN(true), 1, "after"), 30);
+  cr_assert_eq(run_i32(MERGE_THEN(false), 2, "after"), 20);
+  cr_assert_eq(run_i32(MERGE_THEN(false), 1, "idx"), 0);
   cr_assert_eq(run_i32(CONST_CHAIN, 1, "m"), 10);
   cr_assert_eq(run_i32(CONST_CHAIN, 2, "m:1"), 1);
   char msg[2048];
