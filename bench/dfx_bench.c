@@ -196,7 +196,7 @@ static void print_table(const bench_ctx *bc, const machine *m) {
       printf("  %-32s %6.2fx %12.2fx %12.2fx %6.2fx\n", pairs[i][0], speedup(bc, pairs[i][1], pairs[i][2], 0),
              speedup(bc, pairs[i][1], pairs[i][2], 1), speedup_min(bc, pairs[i][1], pairs[i][2], 0),
              speedup_min(bc, pairs[i][1], pairs[i][2], 1));
-  printf("\ntargets (UNDECIDED: missed, but the 2-pthread C baseline missed it too, so the machine was busy):\n");
+  printf("\ntargets (UNDECIDED means missed while the 2-pthread C baseline missed it too: the machine was busy):\n");
   for (int i = 0; i < n_targets; i++) {
     const target *t = &targets[i];
     if (!t->evaluated)
