@@ -53,6 +53,8 @@ dfx_code dfx__pool_post(dfx_pool *p, dfx_run *r, dfx_tagged t);
 /* The calling thread helps with queued work until r is done (or its
  * deadline passes, which fails the run and keeps waiting for the drain). */
 void dfx__pool_help(dfx_pool *p, dfx_run *r);
+/* Whether some thread sleeps waiting for work (a hint: read without the lock). */
+bool dfx__pool_has_idle(dfx_pool *p);
 /* Marks r done and wakes its caller. */
 void dfx__pool_finish(dfx_pool *p, dfx_run *r);
 

@@ -47,7 +47,8 @@ static int idle_push(dfx_pool *p, sem_t *s) {
   sem_t **ni = dfx__realloc(p->idle, sizeof *ni * (size_t)(p->n_idle + 1));
   if (!ni) return -1;
   p->idle = ni;
-  p->idle[p->n_idle++] = s;
+  p->idle[p->n_idle] = s;
+  __atomic_store_n(&p->n_idle, p->n_idle + 1, __ATOMIC_RELAXED); /* read unlocked by dfx__pool_has_idle */
   return 0;
 }
 
@@ -55,15 +56,21 @@ static int idle_push(dfx_pool *p, sem_t *s) {
 static void idle_remove(dfx_pool *p, sem_t *s) {
   for (int i = 0; i < p->n_idle; i++)
     if (p->idle[i] == s) {
-      p->idle[i] = p->idle[--p->n_idle];
+      p->idle[i] = p->idle[p->n_idle - 1];
+      __atomic_store_n(&p->n_idle, p->n_idle - 1, __ATOMIC_RELAXED);
       return;
     }
 }
 
 /* Caller holds mu: wakes the most recently idle thread, if any. */
 static void wake_one(dfx_pool *p) {
-  if (p->n_idle > 0) sem_post(p->idle[--p->n_idle]);
+  if (p->n_idle > 0) {
+    __atomic_store_n(&p->n_idle, p->n_idle - 1, __ATOMIC_RELAXED);
+    sem_post(p->idle[p->n_idle]);
+  }
 }
+
+bool dfx__pool_has_idle(dfx_pool *p) { return __atomic_load_n(&p->n_idle, __ATOMIC_RELAXED) > 0; }
 
 static void sem_wait_retry(sem_t *s) {
   while (sem_wait(s) != 0 && errno == EINTR) {

@@ -275,6 +275,16 @@ static int node_done(dfx_run *r, dfx_ready *ready, inline_q *q, dfx_tagged *next
     if (!*have_next && q->n == 0) {
       *next = ready->v[last];
       *have_next = 1;
+    } else if (n == 2 && q->n == 0 && dfx__pool_has_idle(r->pool) &&
+               dfx__pool_post(r->pool, r, *next) == DFX_OK) {
+      /* One cheap and one expensive node, and a thread idles: the idle
+       * thread takes the cheap one and the expensive one stays here, with
+       * the operands this thread just produced. Moving the expensive node
+       * instead (TF's order) carries a sequential loop's matrices between
+       * cores every iteration. When no thread idles, the cheap node runs
+       * here first, so a loop's counter can run ahead and start later
+       * iterations' work on other threads. */
+      *next = ready->v[last];
     } else {
       bad = dfx__pool_post(r->pool, r, ready->v[last]) != DFX_OK;
     }
