@@ -36,9 +36,10 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
  * propagating its outputs would do, without a trip through the scheduler.
  * Trivial (core/sched_plan.c) means nobody fetches it and it is a Const, a
  * one-input Identity-like op, a Switch, a Merge without a value_index reader
- * or a LoopCond; a loop has several per iteration. Returns 0 when settled, -1 on error, and 1 when the node must
- * run normally after all: a bad Switch predicate or a cancelled LoopCond,
- * whose errors execute() reports. Caller holds f->mu. */
+ * or a LoopCond; a loop has several per iteration. Returns 0 when settled,
+ * -1 on error, and 1 when the node must run normally after all: a bad Switch
+ * predicate or a cancelled LoopCond, whose errors execute() reports. Caller
+ * holds f->mu. */
 static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_frame *f, dfx_iter *it,
                           dfx_ready *ready, int depth) {
   const dfx_pnode *n = &ex->plan->nodes[node];
@@ -97,7 +98,8 @@ static int activate_at(dfx_exec *ex, const dfx_pnode *src, bool src_dead, int sr
   /* A dead input remembers which Switch started the deadness. */
   const int why = src_dead ? src_dead_src : (src->ctrl == DFX_CTRL_SWITCH ? src->id + 1 : 0);
   const bool src_enter = src->ctrl == DFX_CTRL_ENTER;
-  int32_t *restrict pending = it->pending, *restrict dead = it->dead;
+  /* Not restrict: settling a consumer below updates these arrays too. */
+  int32_t *pending = it->pending, *dead = it->dead;
   for (const dfx_pedge *pe = src->edges, *end = pe + src->n_edges; pe < end; pe++) {
     const int loc = pe->dst_local;
     const bool ctrl = pe->dst_input < 0;
