@@ -209,7 +209,13 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
       int r = fn(bc, t, x->data, y->data, res, &bad);
       ctx->out[0] = reuse;
       if (r < 0 || bad) return bin_status(ctx, r, bad, t);
-      memcpy(reuse->data, res, reuse->nbytes);
+      switch (reuse->nbytes) { /* fixed sizes: inline moves, not a memcpy call */
+        case 1: memcpy(reuse->data, res, 1); break;
+        case 2: memcpy(reuse->data, res, 2); break;
+        case 4: memcpy(reuse->data, res, 4); break;
+        case 8: memcpy(reuse->data, res, 8); break;
+        default: memcpy(reuse->data, res, reuse->nbytes); break;
+      }
       return DFX_OK;
     }
   } else if (bc->kind == DFX_BC_SAME && t != DFX_STRING) {
