@@ -48,13 +48,15 @@ void dfx__run_stuck_report(dfx_run *r, dfx_status *st);
 /* ---- sched_pool.c ---- */
 dfx_code dfx__pool_new(int n_workers, dfx_pool **out);
 void dfx__pool_free(dfx_pool *p);
-/* Queues a node instance for any worker; DFX_ENOMEM if the queue can't grow. */
-dfx_code dfx__pool_post(dfx_pool *p, dfx_run *r, dfx_tagged t);
+/* Queues a node instance for any worker; DFX_ENOMEM if the queue can't grow.
+ * wake false: leave sleeping threads asleep (the poster nudges later). */
+dfx_code dfx__pool_post(dfx_pool *p, dfx_run *r, dfx_tagged t, bool wake);
+/* Wakes sleeping threads while queued work is waiting (cheap when there is
+ * none: two relaxed loads). */
+void dfx__pool_nudge(dfx_pool *p);
 /* The calling thread helps with queued work until r is done (or its
  * deadline passes, which fails the run and keeps waiting for the drain). */
 void dfx__pool_help(dfx_pool *p, dfx_run *r);
-/* Whether some thread sleeps waiting for work (a hint: read without the lock). */
-bool dfx__pool_has_idle(dfx_pool *p);
 /* Marks r done and wakes its caller. */
 void dfx__pool_finish(dfx_pool *p, dfx_run *r);
 

@@ -5,7 +5,13 @@
  * own semaphore, and whoever wakes it pops it from the stack first, so a
  * wake-up is never lost and never goes to a thread that cannot use it.
  * (A shared condition variable lost wake-ups here under glibc 2.36: a posted
- * matmul could sit in the queue while a worker slept.) Nothing spins. */
+ * matmul could sit in the queue while a worker slept.) Nothing spins.
+ * Nodes queued by a running thread do not wake anyone at once: the thread
+ * nudges the pool before it starts an expensive node and every 64 nodes,
+ * and takes what is still queued itself when its own work runs out. A loop
+ * that cannot overlap (parallel_iterations=1) then stays on one thread
+ * instead of paying a wake-up per iteration, and a sequential loop's matmul
+ * stays with its operands. */
 #include <errno.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -37,7 +43,7 @@ static int pop(dfx_pool *p, item *out) {
   if (!p->count) return 0;
   *out = p->q[p->head];
   p->head = (p->head + 1) % p->cap;
-  p->count--;
+  __atomic_store_n(&p->count, p->count - 1, __ATOMIC_RELAXED); /* read unlocked by dfx__pool_nudge */
   return 1;
 }
 
@@ -48,7 +54,7 @@ static int idle_push(dfx_pool *p, sem_t *s) {
   if (!ni) return -1;
   p->idle = ni;
   p->idle[p->n_idle] = s;
-  __atomic_store_n(&p->n_idle, p->n_idle + 1, __ATOMIC_RELAXED); /* read unlocked by dfx__pool_has_idle */
+  __atomic_store_n(&p->n_idle, p->n_idle + 1, __ATOMIC_RELAXED); /* read unlocked by dfx__pool_nudge */
   return 0;
 }
 
@@ -69,8 +75,6 @@ static void wake_one(dfx_pool *p) {
     sem_post(p->idle[p->n_idle]);
   }
 }
-
-bool dfx__pool_has_idle(dfx_pool *p) { return __atomic_load_n(&p->n_idle, __ATOMIC_RELAXED) > 0; }
 
 static void sem_wait_retry(sem_t *s) {
   while (sem_wait(s) != 0 && errno == EINTR) {
@@ -171,7 +175,7 @@ void dfx__pool_free(dfx_pool *p) {
   dfx__free(p);
 }
 
-dfx_code dfx__pool_post(dfx_pool *p, dfx_run *r, dfx_tagged t) {
+dfx_code dfx__pool_post(dfx_pool *p, dfx_run *r, dfx_tagged t, bool wake) {
   uv_mutex_lock(&p->mu);
   if (p->count == p->cap) {
     item *nq = dfx__malloc(sizeof(item) * (size_t)p->cap * 2);
@@ -186,10 +190,18 @@ dfx_code dfx__pool_post(dfx_pool *p, dfx_run *r, dfx_tagged t) {
     p->cap *= 2;
   }
   p->q[(p->head + p->count) % p->cap] = (item){r, t};
-  p->count++;
-  wake_one(p);
+  __atomic_store_n(&p->count, p->count + 1, __ATOMIC_RELAXED);
+  if (wake) wake_one(p);
   uv_mutex_unlock(&p->mu);
   return DFX_OK;
+}
+
+void dfx__pool_nudge(dfx_pool *p) {
+  if (__atomic_load_n(&p->count, __ATOMIC_RELAXED) == 0 || __atomic_load_n(&p->n_idle, __ATOMIC_RELAXED) == 0)
+    return;
+  uv_mutex_lock(&p->mu);
+  for (int n = p->count; n > 0 && p->n_idle > 0; n--) wake_one(p);
+  uv_mutex_unlock(&p->mu);
 }
 
 void dfx__pool_finish(dfx_pool *p, dfx_run *r) {

@@ -264,7 +264,7 @@ static int node_done(dfx_run *r, dfx_ready *ready, inline_q *q, dfx_tagged *next
       }
       continue;
     }
-    if (last >= 0 && dfx__pool_post(r->pool, r, ready->v[last]) != DFX_OK) {
+    if (last >= 0 && dfx__pool_post(r->pool, r, ready->v[last], false) != DFX_OK) {
       dfx__run_fail(r, DFX_ENOMEM, "out of memory scheduling node '%s'", r->plan->nodes[ready->v[last].node].name);
       dropped++;
     }
@@ -275,18 +275,9 @@ static int node_done(dfx_run *r, dfx_ready *ready, inline_q *q, dfx_tagged *next
     if (!*have_next && q->n == 0) {
       *next = ready->v[last];
       *have_next = 1;
-    } else if (n == 2 && q->n == 0 && dfx__pool_has_idle(r->pool) &&
-               dfx__pool_post(r->pool, r, *next) == DFX_OK) {
-      /* One cheap and one expensive node, and a thread idles: the idle
-       * thread takes the cheap one and the expensive one stays here, with
-       * the operands this thread just produced. Moving the expensive node
-       * instead (TF's order) carries a sequential loop's matrices between
-       * cores every iteration. When no thread idles, the cheap node runs
-       * here first, so a loop's counter can run ahead and start later
-       * iterations' work on other threads. */
-      *next = ready->v[last];
     } else {
-      bad = dfx__pool_post(r->pool, r, ready->v[last]) != DFX_OK;
+      /* Queued without waking anyone: see dfx__pool_nudge in the run loop. */
+      bad = dfx__pool_post(r->pool, r, ready->v[last], false) != DFX_OK;
     }
     if (bad) {
       dfx__run_fail(r, DFX_ENOMEM, "out of memory scheduling node '%s'", r->plan->nodes[ready->v[last].node].name);
@@ -316,8 +307,15 @@ void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
     const dfx_pnode *n = &nodes[t.node];
     ready.n = 0;
     if (!dfx__step_is_cancelled(&r->step)) {
-      if ((++ticks & 1023) == 0 && r->deadline_ns && uv_hrtime() > r->deadline_ns)
-        dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s", (double)(uv_hrtime() - r->t0_ns) / 1e9);
+      if ((++ticks & 63) == 0) {
+        /* Queued expensive nodes wait for a thread that runs out of work,
+         * or for this nudge: a long cheap chain here must not hold them. */
+        if (r->pool) dfx__pool_nudge(r->pool);
+        if ((ticks & 1023) == 0 && r->deadline_ns && uv_hrtime() > r->deadline_ns)
+          dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s", (double)(uv_hrtime() - r->t0_ns) / 1e9);
+      }
+      /* Before a long kernel, wake a sleeping thread for whatever is queued. */
+      if (!n->inline_ok && r->pool && !t.dead) dfx__pool_nudge(r->pool);
       /* small_out is all NULL here: every slot is cleared after use. */
       dfx_tensor **out = small_out;
       dfx_code c = DFX_OK;

@@ -254,7 +254,7 @@ static void start(dfx_run *r) {
   for (int i = 0; i < ready.n; i++) {
     const dfx_pnode *n = &r->plan->nodes[ready.v[i].node];
     bool expensive = __atomic_load_n(&r->plan->cost_ns[n->id], __ATOMIC_RELAXED) >= DFX_INLINE_COST_NS;
-    if (r->pool && expensive && dfx__pool_post(r->pool, r, ready.v[i]) == DFX_OK) continue;
+    if (r->pool && expensive && dfx__pool_post(r->pool, r, ready.v[i], true) == DFX_OK) continue;
     dfx__run_process(r, ready.v[i], 0);
   }
   dfx__ready_free(&ready);
