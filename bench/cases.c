@@ -109,7 +109,7 @@ static void run_mm(bench_ctx *bc, const char *group, int rnn, int d, int32_t n, 
     bench_spec sp = {.name = NM(name, "%s/%s", group, thr_name(threads[k])), .group = group, .text = b.s,
                      .threads = threads[k], .nfetch = 1, .fetch = {{"w/Exit_1", 0}}, .units = n, .unit = "iter",
                      .base = mm_base, .base_ud = &u, .expect_dtype = DFX_F32, .expect = expect,
-                     .expect_count = (int64_t)hr * d, .tol = 1e-3};
+                     .expect_count = (int64_t)hr * d, .tol = 1e-3, .trace = 1};
     FEED(sp, 0, "h0", h0);
     FEED(sp, 1, "W", W);
     sp.nfeeds = 2;
