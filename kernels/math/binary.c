@@ -158,8 +158,8 @@ static dfx_code bin_status(dfx_kctx *ctx, int r, int bad, dfx_dtype t) {
 /* Same-shape op whose output goes into `reuse`, an input the kernel now
  * owns. The elementwise loops take restrict pointers, so each chunk is
  * computed into a stack buffer (after its elements of x and y are read) and
- * copied into place. */
-/* Not inlined: its 4 KiB buffer would otherwise enlarge every call's frame. */
+ * copied into place. Not inlined: the buffer would enlarge every call's
+ * frame. */
 __attribute__((noinline)) static dfx_code bin_in_place(dfx_kctx *ctx, bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const dfx_tensor *x,
                              const dfx_tensor *y, dfx_tensor *reuse) {
   _Alignas(64) unsigned char tmp[4096];

@@ -206,8 +206,7 @@ typedef int (*un_fn)(int64_t, dfx_dtype, const void *, void *, int *);
 
 /* The output goes into the input, which the kernel now owns, chunk by
  * chunk through a stack buffer (the elementwise loops take restrict
- * pointers). */
-/* Not inlined: its 4 KiB buffer would otherwise enlarge every call's frame. */
+ * pointers). Not inlined: the buffer would enlarge every call's frame. */
 __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, dfx_dtype t, dfx_tensor *x) {
   _Alignas(64) unsigned char tmp[4096];
   const size_t es = dfx__dtype_storage(t);
