@@ -332,7 +332,10 @@ typedef struct dfx_run_options {
   int64_t max_iterations;  /* > 0: a loop frame may run at most this many iterations */
   /* If set, receives one call per node execution (from worker threads, so
    * it must be thread-safe): node index, frame name, iteration, start and
-   * end times in nanoseconds since the run began, worker id. */
+   * end times in nanoseconds since the run began, worker id. A traced run
+   * schedules every node instance, including those an untraced run settles
+   * without the scheduler (Const, Identity, Switch, Merge, dead Exits), so
+   * it is slower. */
   void (*trace)(void *ud, int node, const char *frame, int64_t iter, int64_t t0_ns,
                 int64_t t1_ns, int worker);
   void *trace_ud;

@@ -39,6 +39,9 @@ static const char run_help[] =
     "  --help                      this help\n"
     "\n"
     "With --format json, timings and statistics go to stderr so stdout stays JSON.\n"
+    "With --stats or --trace every node instance is scheduled and timed, so those\n"
+    "runs are slower than plain ones (loops most: their Consts, Identities, Switches\n"
+    "and Merges are otherwise run without a trip through the scheduler).\n"
     "Exit status: 0 success, 1 graph or run error, 2 usage error.\n";
 
 typedef struct run_args {
