@@ -92,6 +92,57 @@ typedef struct dfx_plan {
   int64_t *cost_ns;
 } dfx_plan;
 
+/* What a node that only moves tensors does: Switch, Merge, LoopCond, Enter,
+ * Exit, NextIteration, and kernels flagged FORWARD or STATE_VALUE. Moves its
+ * live inputs to out[] and returns true. Returns false, touching nothing, for
+ * every other node and for the cases with more to do: a _SwitchN, a Switch
+ * predicate that is not a scalar bool, a Merge whose value_index is read, a
+ * LoopCond of a cancelled run. The executor (core/sched_step.c) and the
+ * propagator's settling (frames/propagate.c) both call it, so they cannot
+ * disagree on what these nodes do. */
+static inline bool dfx__move_outputs(const dfx_pnode *n, dfx_tensor **in, dfx_tensor **out, bool cancelled) {
+  switch (n->ctrl) {
+    case DFX_CTRL_SWITCH: {
+      const dfx_tensor *pred = in[1];
+      if (n->is_switch_n || pred->ndims != 0 || pred->dtype != DFX_BOOL) return false;
+      out[*(const uint8_t *)pred->data ? 1 : 0] = in[0];
+      in[0] = NULL;
+      return true;
+    }
+    case DFX_CTRL_MERGE: /* the input that fired it */
+      if (n->merge_index_used) return false;
+      for (int i = 0; i < n->n_in; i++)
+        if (in[i]) {
+          out[0] = in[i];
+          in[i] = NULL;
+          break;
+        }
+      return true;
+    case DFX_CTRL_LOOP_COND:
+      if (cancelled) return false;
+      /* fall through */
+    case DFX_CTRL_ENTER:
+    case DFX_CTRL_EXIT:
+    case DFX_CTRL_NEXT_ITERATION:
+      out[0] = in[0];
+      in[0] = NULL;
+      return true;
+    case DFX_CTRL_NONE:
+      if (n->kflags & DFX_KERNEL_STATE_VALUE) {
+        out[0] = dfx__tensor_ref(n->kstate);
+        return true;
+      }
+      if (!(n->kflags & DFX_KERNEL_FORWARD)) return false;
+      for (int i = 0; i < n->n_out && i < n->n_in; i++) {
+        out[i] = in[i];
+        in[i] = NULL;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
 /* A kernel estimated below this runs inline even if not flagged CHEAP: a hop
  * to another worker costs several microseconds (futex wake-up). */
 #define DFX_INLINE_COST_NS 20000

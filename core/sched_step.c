@@ -64,9 +64,9 @@ static int q_push(inline_q *q, dfx_tagged t) {
 
 /* ---- executing one node instance ---- */
 
-/* Control ops (the closed set of tf-semantics §2.2) move their inputs to
- * their outputs; everything else calls the kernel. On return the node's input
- * slots are empty. */
+/* Control ops (the closed set of tf-semantics §2.2) and no-op kernels move
+ * their inputs to their outputs (dfx__move_outputs); everything else calls
+ * the kernel. On return the node's input slots are empty. */
 static dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, char *msg, size_t msglen) {
   const dfx_pnode *n = &r->plan->nodes[t->node];
   dfx_tensor **in = t->iter->inputs + n->input_start;
@@ -76,26 +76,27 @@ static dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, char 
     out[0] = dfx__tensor_ref(r->feed_vals[n->feed]);
     return DFX_OK;
   }
+  if (dfx__move_outputs(n, in, out, n->ctrl == DFX_CTRL_LOOP_COND && dfx__step_is_cancelled(&r->step)))
+    goto clear;
+  /* Control ops that dfx__move_outputs leaves here: errors, _SwitchN and a
+   * Merge whose value_index is read. */
   switch (n->ctrl) {
     case DFX_CTRL_SWITCH: {
       const dfx_tensor *pred = in[1];
-      if (!n->is_switch_n) { /* Switch: forward to port pred */
-        if (pred->ndims != 0 || pred->dtype != DFX_BOOL) {
-          snprintf(msg, msglen, "The second input must be a scalar bool, but it has shape with %d dims and dtype %s",
-                   pred->ndims, dfx_dtype_name((dfx_dtype)pred->dtype));
-          c = DFX_EINVAL;
-          goto clear;
-        }
-        out[*(const uint8_t *)pred->data ? 1 : 0] = in[0];
-      } else { /* _SwitchN: an index out of range selects the last output */
-        if (pred->ndims != 0 || pred->dtype != DFX_I32) {
-          snprintf(msg, msglen, "output_index must be a scalar int32");
-          c = DFX_EINVAL;
-          goto clear;
-        }
-        int32_t k = *(const int32_t *)pred->data;
-        out[(k < 0 || k >= n->n_out) ? n->n_out - 1 : k] = in[0];
+      if (!n->is_switch_n) {
+        snprintf(msg, msglen, "The second input must be a scalar bool, but it has shape with %d dims and dtype %s",
+                 pred->ndims, dfx_dtype_name((dfx_dtype)pred->dtype));
+        c = DFX_EINVAL;
+        goto clear;
       }
+      /* _SwitchN: an index out of range selects the last output */
+      if (pred->ndims != 0 || pred->dtype != DFX_I32) {
+        snprintf(msg, msglen, "output_index must be a scalar int32");
+        c = DFX_EINVAL;
+        goto clear;
+      }
+      int32_t k = *(const int32_t *)pred->data;
+      out[(k < 0 || k >= n->n_out) ? n->n_out - 1 : k] = in[0];
       in[0] = NULL;
       goto clear;
     }
@@ -105,7 +106,6 @@ static dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, char 
           int32_t idx = i;
           out[0] = in[i];
           in[i] = NULL;
-          if (!n->merge_index_used) break;
           out[1] = dfx__tensor_scalar(DFX_I32, &idx);
           if (!out[1]) {
             snprintf(msg, msglen, "out of memory");
@@ -115,32 +115,12 @@ static dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, char 
         }
       goto clear;
     case DFX_CTRL_LOOP_COND:
-      if (dfx__step_is_cancelled(&r->step)) {
-        snprintf(msg, msglen, "Loop execution was cancelled.");
-        c = DFX_ECANCELED;
-        goto clear;
-      }
-      /* fall through */
-    case DFX_CTRL_ENTER:
-    case DFX_CTRL_EXIT:
-    case DFX_CTRL_NEXT_ITERATION:
-      out[0] = in[0];
-      in[0] = NULL;
-      return DFX_OK;
+      snprintf(msg, msglen, "Loop execution was cancelled.");
+      c = DFX_ECANCELED;
+      goto clear;
     case DFX_CTRL_CONTROL_TRIGGER:
       return DFX_OK;
     default: break;
-  }
-  if (n->kflags & DFX_KERNEL_FORWARD) { /* what the kernel would do, without the call */
-    for (int i = 0; i < n->n_out && i < n->n_in; i++) {
-      out[i] = in[i];
-      in[i] = NULL;
-    }
-    goto clear;
-  }
-  if (n->kflags & DFX_KERNEL_STATE_VALUE) {
-    out[0] = dfx__tensor_ref(n->kstate);
-    goto clear;
   }
   dfx_status st;
   st.code = DFX_OK;

@@ -45,28 +45,7 @@ static int settle_trivial(dfx_exec *ex, int node, bool dead, int dead_src, dfx_f
   const dfx_pnode *n = &ex->plan->nodes[node];
   dfx_tensor *out[2] = {NULL, NULL};
   dfx_tensor **in = it->inputs + n->input_start;
-  if (!dead) {
-    if (n->ctrl == DFX_CTRL_SWITCH) {
-      const dfx_tensor *pred = in[1];
-      if (pred->ndims != 0 || pred->dtype != DFX_BOOL) return 1;
-      out[*(const uint8_t *)pred->data ? 1 : 0] = in[0];
-      in[0] = NULL;
-    } else if (n->ctrl == DFX_CTRL_MERGE) { /* the input that fired it; value_index is not read */
-      for (int i = 0; i < n->n_in && !out[0]; i++) {
-        out[0] = in[i];
-        in[i] = NULL;
-      }
-    } else if (n->ctrl == DFX_CTRL_LOOP_COND) {
-      if (__atomic_load_n(ex->cancelled, __ATOMIC_RELAXED)) return 1;
-      out[0] = in[0];
-      in[0] = NULL;
-    } else if (n->kflags & DFX_KERNEL_STATE_VALUE) {
-      out[0] = dfx__tensor_ref(n->kstate);
-    } else {
-      out[0] = in[0];
-      in[0] = NULL;
-    }
-  }
+  if (!dead && !dfx__move_outputs(n, in, out, __atomic_load_n(ex->cancelled, __ATOMIC_RELAXED))) return 1;
   /* What is left in the input slots is dropped, as when a node runs. */
   for (int i = 0; i < n->n_in; i++)
     if (in[i]) {
