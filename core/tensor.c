@@ -79,22 +79,23 @@ static dfx_tensor *new_struct(void) {
   return t;
 }
 
-/* Scalars of plain dtypes are most of what a while loop allocates: they skip
- * the shape arithmetic and take a recycled struct. */
-static dfx_tensor *alloc_plain_scalar(dfx_dtype dtype, size_t esz) {
+/* A recycled or new struct with the header filled in; data is inline when
+ * nbytes fits, else left for the caller (owns_data set). */
+static dfx_tensor *new_tensor(dfx_dtype dtype, int ndims, const int64_t *dims, int64_t count, size_t nbytes) {
   dfx_tensor *t = new_struct();
   if (!t) return NULL;
   t->refs = 1;
   t->dtype = (uint8_t)dtype;
-  t->ndims = 0;
-  t->count = 1;
-  t->nbytes = esz;
+  t->ndims = (uint8_t)ndims;
+  t->count = count;
+  t->nbytes = nbytes;
   t->dealloc = NULL;
   t->dealloc_ud = NULL;
   t->cached = 1;
   t->immortal = 0;
-  t->data = t->inline_buf;
-  t->owns_data = 0;
+  if (ndims) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)ndims);
+  t->owns_data = nbytes > DFX_TENSOR_INLINE;
+  t->data = t->owns_data ? NULL : t->inline_buf;
   return t;
 }
 
@@ -104,8 +105,8 @@ dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, d
   size_t esz = dfx__dtype_storage(dtype);
   if (ndims == 0 && esz > 0 && dtype != DFX_STRING) {
     size_t lim = __atomic_load_n(&dfx__tensor_max_bytes, __ATOMIC_RELAXED);
-    if (lim == 0 || esz <= lim) {
-      dfx_tensor *t = alloc_plain_scalar(dtype, esz);
+    if (lim == 0 || esz <= lim) { /* plain scalars, most of what a loop makes: no shape arithmetic */
+      dfx_tensor *t = new_tensor(dtype, 0, NULL, 1, esz);
       *code = t ? DFX_OK : DFX_ENOMEM;
       return t;
     }
@@ -125,27 +126,13 @@ dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, d
     *code = DFX_ELIMIT;
     return NULL;
   }
-  dfx_tensor *t = new_struct();
+  dfx_tensor *t = new_tensor(dtype, ndims, dims, count, nbytes);
   if (!t) {
     *code = DFX_ENOMEM;
     return NULL;
   }
-  t->refs = 1;
-  t->dtype = (uint8_t)dtype;
-  t->ndims = (uint8_t)ndims;
-  t->count = count;
-  t->nbytes = nbytes;
-  t->dealloc = NULL;
-  t->dealloc_ud = NULL;
-  t->cached = 1;
-  t->immortal = 0;
-  if (ndims) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)ndims);
-  if (nbytes <= DFX_TENSOR_INLINE) {
-    t->data = t->inline_buf;
-    t->owns_data = 0;
-  } else {
+  if (t->owns_data) {
     t->data = dfx__buf_alloc(nbytes);
-    t->owns_data = 1;
     if (!t->data) {
       dfx__free(t);
       *code = DFX_ENOMEM;
