@@ -386,7 +386,7 @@ void dfx__run_stuck_report(dfx_run *r, dfx_status *st) {
         const dfx_pnode *n = &p->nodes[i];
         if (n->frame != f->sframe) continue;
         int32_t pend = it->pending[n->local], init = pf->pending_init[n->local];
-        if (pend <= 0 || (pend == init && !it->dead[n->local])) continue;
+        if (!dfx__partly_activated(pend, init, it->dead[n->local])) continue;
         int waiting = n->ctrl == DFX_CTRL_MERGE ? pend / 2 + (pend & 1) : pend;
         dfx__status_append(st, " node '%s' (%s) in frame '%s', iteration %lld waits for %d of its %d input%s;",
                            n->name, n->op, frame_label(f), (long long)it->iter_num, waiting,

@@ -89,14 +89,13 @@ dfx_iter *dfx__iter_new(dfx_exec *ex, dfx_frame *f, int64_t num) {
  * only come from an ill-formed graph; remember a few for the stuck report. */
 static void note_waiting(dfx_exec *ex, dfx_frame *f, const dfx_iter *it) {
   const dfx_pframe *pf = &ex->plan->frames[f->sframe];
-  /* A branch-free scan first: this runs once per iteration of every loop. */
+  /* A scan without branches first: this runs once per iteration of every loop. */
   int any = 0;
-  for (int i = 0; i < pf->n_local; i++)
-    any |= (it->pending[i] > 0) & ((it->pending[i] != pf->pending_init[i]) | (it->dead[i] != 0));
+  for (int i = 0; i < pf->n_local; i++) any |= dfx__partly_activated(it->pending[i], pf->pending_init[i], it->dead[i]);
   if (!any) return;
   for (int i = 0; i < pf->n_local; i++) {
     int32_t p = it->pending[i];
-    if (p <= 0 || (p == pf->pending_init[i] && !it->dead[i])) continue;
+    if (!dfx__partly_activated(p, pf->pending_init[i], it->dead[i])) continue;
     uv_mutex_lock(&ex->mu);
     if (ex->n_stuck < (int)(sizeof ex->stuck / sizeof ex->stuck[0])) {
       for (int n = 0; n < ex->plan->n_nodes; n++)

@@ -142,6 +142,14 @@ typedef struct dfx_exec {
   void (*dead_fetch)(struct dfx_exec *ex, int node, int dead_src);
 } dfx_exec;
 
+/* A node that got some but not all of its inputs (or a dead one) in an
+ * iteration: only ill-formed graphs leave one behind when the iteration
+ * ends. 0 or 1, computed without branches: it is checked for every node of
+ * every finished iteration. */
+static inline int dfx__partly_activated(int32_t pending, int32_t pending_init, int32_t dead) {
+  return (pending > 0) & ((pending != pending_init) | (dead != 0));
+}
+
 static inline dfx_iter *dfx__frame_iter(const dfx_frame *f, int64_t k) {
   return f->ring[k % (f->max_parallel + 1)];
 }
