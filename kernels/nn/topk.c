@@ -111,6 +111,18 @@ static void copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t
   memcpy((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, es);
 }
 
+/* Per-row work space: a key per column, and 2n indices (the sort's or the
+ * heap's, plus merge scratch). False, with nothing allocated, when out of
+ * memory. */
+static bool scratch(int64_t n, double **key, int64_t **idx) {
+  *key = dfx__malloc(sizeof(double) * (size_t)n);
+  *idx = dfx__malloc(sizeof(int64_t) * (size_t)n * 2);
+  if (*key && *idx) return true;
+  dfx__free(*key);
+  dfx__free(*idx);
+  return false;
+}
+
 static dfx_code topk_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *kt = ctx->in[1];
   char b1[96];
@@ -134,13 +146,9 @@ static dfx_code topk_k(dfx_kctx *ctx) {
   if (!ix) return DFX_ENOMEM;
   if (v->count == 0) return DFX_OK;
   int64_t rows = x->count / n;
-  double *key = dfx__malloc(sizeof(double) * (size_t)n);
-  int64_t *idx = dfx__malloc(sizeof(int64_t) * (size_t)n * 2);
-  if (!key || !idx) {
-    dfx__free(key);
-    dfx__free(idx);
-    return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  }
+  double *key;
+  int64_t *idx;
+  if (!scratch(n, &key, &idx)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   size_t es = dfx_dtype_size(t);
   bool sorted = dfx__attr_bool(ctx->node, "sorted", true);
   for (int64_t r = 0; r < rows; r++) {
@@ -212,13 +220,9 @@ static dfx_code nth_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   int64_t rows = x->count / n;
-  double *key = dfx__malloc(sizeof(double) * (size_t)n);
-  int64_t *idx = dfx__malloc(sizeof(int64_t) * (size_t)n * 2);
-  if (!key || !idx) {
-    dfx__free(key);
-    dfx__free(idx);
-    return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  }
+  double *key;
+  int64_t *idx;
+  if (!scratch(n, &key, &idx)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   size_t es = dfx_dtype_size(t);
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t j = 0; j < n; j++) {
