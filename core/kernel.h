@@ -26,7 +26,7 @@
 
 #include "attr.h"
 #include "dfexec.h"
-#include "graph.h"
+#include "node.h"
 #include "op_def.h"
 #include "status.h"
 #include "tensor.h"

@@ -1,5 +1,5 @@
-/* kernel_ctx.c - helpers kernels call from their bodies, and the per-step
- * resource list they can hand objects to. */
+/* kernel_ctx.c - helpers kernels call from their bodies: output allocation,
+ * errors, cancellation, scalar and vector reads, per-run resources. */
 #include <stdio.h>
 #include <string.h>
 
@@ -60,20 +60,6 @@ dfx_code dfx__kctx_vector_i64(dfx_kctx *ctx, int i, const char *what, int64_t *o
   for (int64_t k = 0; k < t->count; k++) out[k] = dfx__tensor_get_i64(t, k);
   *n = (int)t->count;
   return DFX_OK;
-}
-
-/* ---- per-step resources ---- */
-
-dfx_code dfx__step_init(dfx_step *s) {
-  memset(s, 0, sizeof *s);
-  return uv_mutex_init(&s->mu) ? DFX_EINTERNAL : DFX_OK;
-}
-
-void dfx__step_destroy(dfx_step *s) {
-  for (int i = s->n_res - 1; i >= 0; i--) s->res[i].free_fn(s->res[i].obj);
-  dfx__free(s->res);
-  uv_mutex_destroy(&s->mu);
-  memset(s, 0, sizeof *s);
 }
 
 dfx_code dfx__kctx_step_own(dfx_kctx *ctx, void *obj, void (*free_fn)(void *obj)) {

@@ -4,7 +4,7 @@
 #ifndef DFX_NODE_SIG_H
 #define DFX_NODE_SIG_H
 
-#include "graph.h"
+#include "node.h"
 #include "op_def.h"
 
 /* Appends missing attrs that have defaults in `def`. */

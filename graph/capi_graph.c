@@ -1,6 +1,6 @@
 /* capi_graph.c - the public graph calls that graph.c and graph_import.c do
- * not own: version, dfx_free, import with options (prefix and input
- * remapping), placeholder listing and typed attr reads.
+ * not own: import with options (prefix and input remapping), placeholder
+ * listing and typed attr reads.
  * Import options are applied to a shallow copy of the unpacked GraphDef:
  * renamed strings and the copied NodeDefs live in an arena, everything else
  * is shared with the unpacked message, which is freed as protobuf-c made it. */
@@ -14,15 +14,6 @@
 #include "graph.pb-c.h"
 #include "graph_import.h"
 #include "pbtext.h"
-
-#define DFX_STR_(x) #x
-#define DFX_STR(x) DFX_STR_(x)
-
-const char *dfx_version(void) {
-  return DFX_STR(DFX_VERSION_MAJOR) "." DFX_STR(DFX_VERSION_MINOR) "." DFX_STR(DFX_VERSION_PATCH);
-}
-
-void dfx_free(void *p) { dfx__free(p); }
 
 /* ---- import with options ---- */
 

@@ -37,53 +37,6 @@ int dfx__graph_index_insert(dfx_graph *g, int id) {
   }
 }
 
-const dfx_attr *dfx__node_attr(const dfx_node *n, const char *name) {
-  for (int i = 0; i < n->n_attrs; i++)
-    if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
-  return NULL;
-}
-
-int64_t dfx__attr_int(const dfx_node *n, const char *name, int64_t def) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_I ? a->v.i : def;
-}
-
-float dfx__attr_float(const dfx_node *n, const char *name, float def) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_F ? a->v.f : def;
-}
-
-bool dfx__attr_bool(const dfx_node *n, const char *name, bool def) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_B ? a->v.b : def;
-}
-
-dfx_dtype dfx__attr_type(const dfx_node *n, const char *name, dfx_dtype def) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_TYPE ? a->v.type : def;
-}
-
-const char *dfx__attr_str(const dfx_node *n, const char *name, const char *def) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  if (!a || a->kind != DFX_ATTR_S) return def;
-  return a->v.s.ptr ? a->v.s.ptr : "";
-}
-
-const dfx_shape *dfx__attr_shape(const dfx_node *n, const char *name) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_SHAPE ? &a->v.shape : NULL;
-}
-
-const dfx_tensor *dfx__attr_tensor(const dfx_node *n, const char *name) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_TENSOR ? a->v.tensor : NULL;
-}
-
-const dfx_attr_list *dfx__attr_list(const dfx_node *n, const char *name) {
-  const dfx_attr *a = dfx__node_attr(n, name);
-  return a && a->kind == DFX_ATTR_LIST ? &a->v.list : NULL;
-}
-
 /* ---- public getters ---- */
 
 static const dfx_node *node_at(const dfx_graph *g, int i) {

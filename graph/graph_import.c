@@ -205,16 +205,6 @@ static void parse_input(const char *s, const char **name, size_t *len, int *slot
   *slot = 0;
 }
 
-static dfx_ctrl_op ctrl_class(const char *op) {
-  if (strncmp(op, "Ref", 3) == 0 && strcmp(op, "RefSelect") != 0) op += 3;
-  if (strcmp(op, "Switch") == 0 || strcmp(op, "_SwitchN") == 0) return DFX_CTRL_SWITCH;
-#define XX(name, str) \
-  if (str[0] && strcmp(op, str) == 0) return DFX_CTRL_##name;
-  DFX_CTRL_OP_MAP(XX)
-#undef XX
-  return DFX_CTRL_NONE;
-}
-
 /* ---- conversion of one NodeDef ---- */
 
 static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_status *st) {
@@ -225,7 +215,7 @@ static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_sta
   if (!(n->name = dfx__strdup(name)) || !(n->op = dfx__strdup(nd->op)) ||
       !(n->device = dfx__strdup(nd->device ? nd->device : "")))
     return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  n->ctrl = ctrl_class(n->op);
+  n->ctrl = dfx__ctrl_class(n->op);
   if (nd->n_attr) {
     if (!(n->attrs = dfx__calloc(nd->n_attr, sizeof(dfx_attr)))) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
     for (size_t i = 0; i < nd->n_attr; i++) {

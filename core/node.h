@@ -1,8 +1,10 @@
-/* graph.h - dfexec's immutable graph: nodes, edges, attrs and static frames.
- * Built by graph_import.c from a GraphDef and never changed afterwards, so any
- * number of sessions and threads may read it. Node ids are GraphDef order. */
-#ifndef DFX_GRAPH_H
-#define DFX_GRAPH_H
+/* node.h - the node record: a NodeDef resolved against its op signature.
+ * Core owns the record because three layers read it: kernels (name, op,
+ * attrs and dtypes, through the getters below), the graph layer (which
+ * builds, edits and indexes nodes) and the executor (which plans from them).
+ * Only graph/ writes the topology fields (in, frame, edges). */
+#ifndef DFX_NODE_H
+#define DFX_NODE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,15 +13,16 @@
 #include "dfexec.h"
 #include "op_def.h"
 
-/* Control-flow classes handled by the frames engine (tf-semantics §2.1). */
-#define DFX_CTRL_OP_MAP(XX) \
-  XX(NONE, "")              \
-  XX(SWITCH, "Switch")      \
-  XX(MERGE, "Merge")        \
-  XX(ENTER, "Enter")        \
-  XX(EXIT, "Exit")          \
-  XX(NEXT_ITERATION, "NextIteration") \
-  XX(LOOP_COND, "LoopCond") \
+/* Control-flow classes handled by the frames engine (tf-semantics §2.1).
+ * The Ref variants map to the same class; `_SwitchN` is a SWITCH. */
+#define DFX_CTRL_OP_MAP(XX)               \
+  XX(NONE, "")                            \
+  XX(SWITCH, "Switch")                    \
+  XX(MERGE, "Merge")                      \
+  XX(ENTER, "Enter")                      \
+  XX(EXIT, "Exit")                        \
+  XX(NEXT_ITERATION, "NextIteration")     \
+  XX(LOOP_COND, "LoopCond")               \
   XX(CONTROL_TRIGGER, "ControlTrigger")
 
 typedef enum dfx_ctrl_op {
@@ -28,6 +31,9 @@ typedef enum dfx_ctrl_op {
 #undef XX
   DFX_CTRL_COUNT_
 } dfx_ctrl_op;
+
+/* The control-flow class of an op name (DFX_CTRL_NONE for compute ops). */
+dfx_ctrl_op dfx__ctrl_class(const char *op);
 
 /* An input reference: producer node and output slot (-1: control input). */
 typedef struct dfx_input {
@@ -43,7 +49,7 @@ typedef struct dfx_edge {
 } dfx_edge;
 
 typedef struct dfx_node {
-  int id;
+  int id;                 /* index in the graph's node array (GraphDef order) */
   char *name;
   char *op;
   char *device;
@@ -57,30 +63,11 @@ typedef struct dfx_node {
   dfx_dtype *in_types;    /* n_in, from the op def and attrs */
   dfx_dtype *out_types;   /* n_out */
   const dfx_op_def *def;  /* NULL for an op with no signature */
-  int frame;              /* static frame index (0 = root) */
-  int n_edges;            /* consumers: data edges then control edges */
+  int frame;              /* static frame index (0 = root); graph/ assigns it */
+  int n_edges;            /* consumers: data edges then control edges; graph/ builds them */
   dfx_edge *edges;
 } dfx_node;
 
-typedef struct dfx_frame_info {
-  char *name;             /* "" for the root frame */
-  int parent;             /* enclosing frame index, -1 for the root */
-  int parallel_iterations;
-  int n_enters;
-  int n_nodes;
-} dfx_frame_info;
-
-struct dfx_graph {
-  int n_nodes;
-  dfx_node *nodes;
-  int n_frames;
-  dfx_frame_info *frames;
-  int *name_index;        /* open-addressed hash of node ids by name */
-  uint32_t name_cap;      /* power of two */
-};
-
-/* Finds a node by name (-1 if none); len may be (size_t)-1 for strlen. */
-int dfx__graph_find(const dfx_graph *g, const char *name, size_t len);
 const dfx_attr *dfx__node_attr(const dfx_node *n, const char *name);
 
 /* Typed attr getters: return the attr's value, or `def` when it is absent or of
