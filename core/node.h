@@ -64,6 +64,7 @@ typedef struct dfx_node {
   dfx_dtype *out_types;   /* n_out */
   const dfx_op_def *def;  /* NULL for an op with no signature */
   int frame;              /* static frame index (0 = root); graph/ assigns it */
+  int child_frame;        /* Enter: the frame it enters; graph/ assigns it */
   int n_edges;            /* consumers: data edges then control edges; graph/ builds them */
   dfx_edge *edges;
 } dfx_node;

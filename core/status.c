@@ -51,6 +51,15 @@ dfx_code dfx__status_set(dfx_status *st, dfx_code code, const char *fmt, ...) {
   return code;
 }
 
+dfx_code dfx__status_set_first(dfx_status *st, dfx_code code, const char *fmt, ...) {
+  if (!st || st->code != DFX_OK) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  dfx__status_vset(st, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
 void dfx__status_append(dfx_status *st, const char *fmt, ...) {
   if (!st) return;
   size_t n = strlen(st->msg);
@@ -66,3 +75,14 @@ dfx_code dfx__status_copy(dfx_status *dst, const dfx_status *src) {
   if (dst && dst != src) memcpy(dst, src, sizeof *dst);
   return src->code;
 }
+
+#ifndef NDEBUG
+#include <stdlib.h>
+
+#include "invariant.h"
+
+void dfx__assert_fail(const char *cond, const char *file, int line) {
+  fprintf(stderr, "dfexec: internal invariant broken at %s:%d: %s\n", file, line, cond);
+  abort();
+}
+#endif

@@ -18,6 +18,10 @@ struct dfx_status {
 /* Sets code and a printf-formatted message (st may be NULL); returns code. */
 dfx_code dfx__status_set(dfx_status *st, dfx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Like dfx__status_set, but keeps an error already recorded in st: for code
+ * that meets several errors in one pass and must report the first. */
+dfx_code dfx__status_set_first(dfx_status *st, dfx_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 dfx_code dfx__status_vset(dfx_status *st, dfx_code code, const char *fmt, va_list ap);
 /* Appends formatted text to the message (truncating at the buffer end). */
 void dfx__status_append(dfx_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,7 +1,9 @@
 /* run.h - one dfx_session_run call in flight (TF's ExecutorState).
  * Owned by the calling thread's stack frame; workers reach it through pool
  * items. The run ends when `outstanding` (ready + running node instances)
- * drops to zero; after that final decrement no worker touches the run. */
+ * drops to zero; after that final decrement no worker touches the run.
+ * run.c owns its lifecycle, process.c the loop that runs node instances,
+ * pool.c the worker threads. */
 #ifndef DFX_RUN_H
 #define DFX_RUN_H
 
@@ -15,12 +17,10 @@
 #include "step.h"
 
 typedef struct dfx_pool dfx_pool;
-typedef struct dfx_session dfx_session;
 
 typedef struct dfx_run {
   dfx_step step;                   /* kernels' view: resources, cancel flag */
-  dfx_exec ex;                     /* frames and iterations */
-  dfx_session *session;
+  dfx_prop prop;                   /* frames and iterations */
   const dfx_plan *plan;
   dfx_pool *pool;                  /* NULL: everything runs on the caller */
   dfx_tensor *const *feed_vals;    /* borrowed, in plan feed order */
@@ -36,16 +36,29 @@ typedef struct dfx_run {
   struct dfx_run *next_active;     /* session's list of runs in progress */
 } dfx_run;
 
+/* ---- run.c ---- */
+/* Sets up a run of `plan` (borrowed, like feed_vals and ro, for the run's
+ * life) in r, which the caller zeroed. DFX_ENOMEM / DFX_EINTERNAL with a
+ * message; on failure nothing needs freeing. */
+dfx_code dfx__run_init(dfx_run *r, const dfx_plan *plan, dfx_pool *pool, dfx_tensor *const *feed_vals,
+                       const dfx_run_options *ro, dfx_status *st);
+/* Starts the roots and returns when the run is over (the caller's thread
+ * works meanwhile). */
+void dfx__run_start(dfx_run *r);
+/* Hands the fetched tensors to the caller (fetch_vals[i] new) or reports
+ * why the run failed: its first error, a dead fetch, or the stuck report. */
+dfx_code dfx__run_collect(dfx_run *r, dfx_tensor **fetch_vals, dfx_status *st);
+/* Frees what dfx__run_init set up. */
+void dfx__run_destroy(dfx_run *r);
 /* Records the first error and cancels the run. */
 void dfx__run_fail(dfx_run *r, dfx_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* ---- process.c ---- */
 /* Runs `t` and everything it makes ready inline on this thread. */
 void dfx__run_process(dfx_run *r, dfx_tagged t, int worker);
-/* Installs the executor callbacks that reach run state (after dfx__exec_init). */
-void dfx__run_hooks(dfx_run *r);
-/* Builds the report of nodes waiting for inputs that never came. */
-void dfx__run_stuck_report(dfx_run *r, dfx_status *st);
+/* "(root)" for the root frame, else the frame's name: for messages. */
+const char *dfx__run_frame_label(const dfx_frame *f);
 
-/* ---- sched_pool.c ---- */
+/* ---- pool.c ---- */
 dfx_code dfx__pool_new(int n_workers, dfx_pool **out);
 void dfx__pool_free(dfx_pool *p);
 /* Queues a node instance for any worker; DFX_ENOMEM if the queue can't grow.

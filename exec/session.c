@@ -7,8 +7,6 @@
  *
  * s->mu guards the plan cache and the list of active runs. Plans and kernel
  * states are immutable once published, so runs read them without a lock. */
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <uv.h>
@@ -199,68 +197,6 @@ static dfx_code check_feeds(const dfx_graph *g, const dfx_port *feeds, dfx_tenso
   return DFX_OK;
 }
 
-/* ---- run ---- */
-
-static void exec_fail(dfx_exec *ex, dfx_code code, const char *fmt, ...) {
-  dfx_run *r = (dfx_run *)((char *)ex - offsetof(dfx_run, ex));
-  char msg[DFX_STATUS_MSG_MAX];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dfx__run_fail(r, code, "%s", msg);
-}
-
-/* Turns the finished run's fetches into the caller's results or an error. */
-static dfx_code collect(dfx_run *r, dfx_tensor **fetch_vals, dfx_status *st) {
-  const dfx_plan *p = r->plan;
-  if (r->err.code != DFX_OK) return dfx__status_copy(st, &r->err);
-  for (int i = 0; i < p->n_fetches; i++) {
-    if (r->fetch_vals[i]) continue;
-    const dfx_pnode *n = &p->nodes[p->fetches[i].node];
-    if (r->fetch_dead[i] > 0)
-      return dfx__status_set(st, DFX_EINVAL,
-                             "fetch '%s:%d' is dead (Retval does not have value): it lies on the untaken branch of "
-                             "Switch '%s'",
-                             n->name, p->fetches[i].slot, p->nodes[r->fetch_dead[i] - 1].name);
-    if (r->fetch_dead[i] < 0)
-      return dfx__status_set(st, DFX_EINVAL, "fetch '%s:%d' is dead (Retval does not have value)", n->name,
-                             p->fetches[i].slot);
-    dfx__run_stuck_report(r, st);
-    return DFX_ESTUCK;
-  }
-  for (int i = 0; i < p->n_fetches; i++) {
-    fetch_vals[i] = r->fetch_vals[i];
-    r->fetch_vals[i] = NULL;
-  }
-  return DFX_OK;
-}
-
-static void start(dfx_run *r) {
-  dfx_ready ready;
-  dfx__ready_init(&ready);
-  if (dfx__activate_roots(&r->ex, &ready) != DFX_OK) {
-    dfx__run_fail(r, DFX_ENOMEM, "out of memory starting the run");
-    dfx__ready_free(&ready);
-    return;
-  }
-  if (ready.n == 0) {
-    dfx__ready_free(&ready);
-    return;
-  }
-  /* All roots count as outstanding before any of them runs; expensive ones
-   * go to the pool, the rest run here one after another. */
-  r->outstanding = ready.n;
-  for (int i = 0; i < ready.n; i++) {
-    const dfx_pnode *n = &r->plan->nodes[ready.v[i].node];
-    bool expensive = __atomic_load_n(&r->plan->cost_ns[n->id], __ATOMIC_RELAXED) >= DFX_INLINE_COST_NS;
-    if (r->pool && expensive && dfx__pool_post(r->pool, r, ready.v[i], true) == DFX_OK) continue;
-    dfx__run_process(r, ready.v[i], 0);
-  }
-  dfx__ready_free(&ready);
-  if (r->pool) dfx__pool_help(r->pool, r);
-}
-
 dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_port *feeds, dfx_tensor *const *feed_vals,
                          int n_feeds, const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches,
                          const char *const *targets, int n_targets, dfx_status *st) {
@@ -283,45 +219,15 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
   if ((c = get_plan(s, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &plan, st)) != DFX_OK) return c;
   dfx_run *r = dfx__calloc(1, sizeof *r);
   if (!r) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  r->session = s;
-  r->plan = plan;
-  r->pool = s->pool;
-  r->feed_vals = feed_vals;
-  r->ro = ro;
-  r->t0_ns = uv_hrtime();
-  if (ro && ro->timeout_sec > 0) r->deadline_ns = r->t0_ns + (uint64_t)(ro->timeout_sec * 1e9);
-  int have_step = 0, have_exec = 0, have_mu = 0;
-  if (!(r->fetch_vals = dfx__calloc((size_t)n_fetches + 1, sizeof(dfx_tensor *))) ||
-      !(r->fetch_dead = dfx__calloc((size_t)n_fetches + 1, sizeof(int)))) {
-    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
-    goto done;
+  if ((c = dfx__run_init(r, plan, s->pool, feed_vals, ro, st)) != DFX_OK) {
+    dfx__free(r);
+    return c;
   }
-  if (uv_mutex_init(&r->err_mu)) {
-    c = dfx__status_set(st, DFX_EINTERNAL, "cannot create a mutex");
-    goto done;
-  }
-  have_mu = 1;
-  if ((c = dfx__step_init(&r->step)) != DFX_OK) {
-    dfx__status_set(st, c, "cannot initialise the run");
-    goto done;
-  }
-  have_step = 1;
-  if ((c = dfx__exec_init(&r->ex, plan)) != DFX_OK) {
-    dfx__status_set(st, c, "out of memory starting the run");
-    goto done;
-  }
-  have_exec = 1;
-  r->ex.fail = exec_fail;
-  r->ex.max_iterations = ro ? ro->max_iterations : 0;
-  r->ex.threaded = r->pool != NULL;
-  r->ex.settle_dead_exits = r->ex.settle_trivial = !(ro && ro->trace);
-  r->ex.cancelled = &r->step.cancelled;
-  dfx__run_hooks(r);
   uv_mutex_lock(&s->mu);
   r->next_active = s->active;
   s->active = r;
   uv_mutex_unlock(&s->mu);
-  start(r);
+  dfx__run_start(r);
   uv_mutex_lock(&s->mu);
   for (dfx_run **pp = &s->active; *pp; pp = &(*pp)->next_active)
     if (*pp == r) {
@@ -329,15 +235,8 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
       break;
     }
   uv_mutex_unlock(&s->mu);
-  c = collect(r, fetch_vals, st);
-done:
-  if (have_exec) dfx__exec_destroy(&r->ex);
-  if (have_step) dfx__step_destroy(&r->step);
-  if (have_mu) uv_mutex_destroy(&r->err_mu);
-  if (r->fetch_vals)
-    for (int i = 0; i < n_fetches; i++) dfx__tensor_unref(r->fetch_vals[i]);
-  dfx__free(r->fetch_vals);
-  dfx__free(r->fetch_dead);
+  c = dfx__run_collect(r, fetch_vals, st);
+  dfx__run_destroy(r);
   dfx__free(r);
   return c;
 }

@@ -1,4 +1,5 @@
-/* frame.c - allocation, recycling and teardown of frame and iteration state.
+/* frame.c - allocation, recycling and teardown of the propagator's per-run
+ * state: frame instances, iterations, held values and ready lists.
  * Iteration blocks are recycled inside their frame instance and frame
  * instances per static frame inside the run, so a long loop allocates
  * nothing per iteration once warm. */
@@ -33,7 +34,8 @@ static void held_free(dfx_held_vec *v) {
   memset(v, 0, sizeof *v);
 }
 
-void dfx__ready_init(dfx_ready *r) {
+void dfx__ready_init(dfx_ready *r, dfx_status *st) {
+  r->st = st;
   r->v = r->small;
   r->n = 0;
   r->cap = (int)(sizeof r->small / sizeof r->small[0]);
@@ -52,13 +54,13 @@ int dfx__ready_grow(dfx_ready *r) {
 
 void dfx__ready_free(dfx_ready *r) {
   if (r->v != r->small) dfx__free(r->v);
-  dfx__ready_init(r);
+  dfx__ready_init(r, r->st);
 }
 
 /* ---- iterations ---- */
 
-dfx_iter *dfx__iter_new(dfx_exec *ex, dfx_frame *f, int64_t num) {
-  const dfx_pframe *pf = &ex->plan->frames[f->sframe];
+dfx_iter *dfx__iter_new(dfx_prop *p, dfx_frame *f, int64_t num) {
+  const dfx_fframe *pf = &p->flow->frames[f->sframe];
   dfx_iter *it = f->free_iters;
   if (it) {
     f->free_iters = it->next_free;
@@ -67,11 +69,11 @@ dfx_iter *dfx__iter_new(dfx_exec *ex, dfx_frame *f, int64_t num) {
     size_t bytes = sizeof *it + sizeof(int32_t) * 3 * nl + sizeof(dfx_tensor *) * ni + 16;
     it = dfx__malloc(bytes);
     if (!it) return NULL;
-    char *p = (char *)(it + 1);
-    it->inputs = (dfx_tensor **)p;
+    char *mem = (char *)(it + 1);
+    it->inputs = (dfx_tensor **)mem;
     memset(it->inputs, 0, sizeof(dfx_tensor *) * ni);
-    p += sizeof(dfx_tensor *) * ni;
-    it->pending = (int32_t *)p;
+    mem += sizeof(dfx_tensor *) * ni;
+    it->pending = (int32_t *)mem;
     it->dead = it->pending + nl;
     it->dead_src = it->dead + nl;
   }
@@ -87,34 +89,34 @@ dfx_iter *dfx__iter_new(dfx_exec *ex, dfx_frame *f, int64_t num) {
 
 /* A node that got some but not all of its inputs in a finished iteration can
  * only come from an ill-formed graph; remember a few for the stuck report. */
-static void note_waiting(dfx_exec *ex, dfx_frame *f, const dfx_iter *it) {
-  const dfx_pframe *pf = &ex->plan->frames[f->sframe];
+static void note_waiting(dfx_prop *p, dfx_frame *f, const dfx_iter *it) {
+  const dfx_fframe *pf = &p->flow->frames[f->sframe];
   /* A scan without branches first: this runs once per iteration of every loop. */
   int any = 0;
   for (int i = 0; i < pf->n_local; i++) any |= dfx__partly_activated(it->pending[i], pf->pending_init[i], it->dead[i]);
   if (!any) return;
   for (int i = 0; i < pf->n_local; i++) {
-    int32_t p = it->pending[i];
-    if (!dfx__partly_activated(p, pf->pending_init[i], it->dead[i])) continue;
-    uv_mutex_lock(&ex->mu);
-    if (ex->n_stuck < (int)(sizeof ex->stuck / sizeof ex->stuck[0])) {
-      for (int n = 0; n < ex->plan->n_nodes; n++)
-        if (ex->plan->nodes[n].frame == f->sframe && ex->plan->nodes[n].local == i) {
-          ex->stuck[ex->n_stuck].node = n;
-          ex->stuck[ex->n_stuck].frame = f->name;
-          ex->stuck[ex->n_stuck].iter = it->iter_num;
-          ex->stuck[ex->n_stuck].pending = p;
-          ex->n_stuck++;
+    int32_t pend = it->pending[i];
+    if (!dfx__partly_activated(pend, pf->pending_init[i], it->dead[i])) continue;
+    uv_mutex_lock(&p->mu);
+    if (p->n_stuck < (int)(sizeof p->stuck / sizeof p->stuck[0])) {
+      for (int n = 0; n < p->flow->n_nodes; n++)
+        if (p->flow->nodes[n].frame == f->sframe && p->flow->nodes[n].local == i) {
+          p->stuck[p->n_stuck].node = n;
+          p->stuck[p->n_stuck].frame = f->name;
+          p->stuck[p->n_stuck].iter = it->iter_num;
+          p->stuck[p->n_stuck].pending = pend;
+          p->n_stuck++;
           break;
         }
     }
-    uv_mutex_unlock(&ex->mu);
+    uv_mutex_unlock(&p->mu);
   }
 }
 
-void dfx__iter_release(dfx_exec *ex, dfx_frame *f, dfx_iter *it) {
-  const dfx_pframe *pf = &ex->plan->frames[f->sframe];
-  note_waiting(ex, f, it);
+void dfx__iter_release(dfx_prop *p, dfx_frame *f, dfx_iter *it) {
+  const dfx_fframe *pf = &p->flow->frames[f->sframe];
+  note_waiting(p, f, it);
   /* Slots still holding values belong to nodes that never ran (errors, or a
    * Merge that fired on another input). */
   uintptr_t any = 0;
@@ -131,12 +133,12 @@ void dfx__iter_release(dfx_exec *ex, dfx_frame *f, dfx_iter *it) {
 
 /* ---- frames ---- */
 
-dfx_frame *dfx__frame_new(dfx_exec *ex, int sf, dfx_frame *parent, dfx_iter *parent_iter) {
-  const dfx_pframe *pf = &ex->plan->frames[sf];
-  uv_mutex_lock(&ex->mu);
-  dfx_frame *f = ex->free_frames[sf];
-  if (f) ex->free_frames[sf] = f->next_free;
-  uv_mutex_unlock(&ex->mu);
+dfx_frame *dfx__frame_new(dfx_prop *p, int sf, dfx_frame *parent, dfx_iter *parent_iter) {
+  const dfx_fframe *pf = &p->flow->frames[sf];
+  uv_mutex_lock(&p->mu);
+  dfx_frame *f = p->free_frames[sf];
+  if (f) p->free_frames[sf] = f->next_free;
+  uv_mutex_unlock(&p->mu);
   if (!f) {
     f = dfx__calloc(1, sizeof *f);
     if (!f) return NULL;
@@ -158,41 +160,41 @@ dfx_frame *dfx__frame_new(dfx_exec *ex, int sf, dfx_frame *parent, dfx_iter *par
   f->iteration_count = 0;
   f->num_outstanding_iterations = 1;
   f->next_free = NULL;
-  dfx_iter *it0 = dfx__iter_new(ex, f, 0);
+  dfx_iter *it0 = dfx__iter_new(p, f, 0);
   if (!it0) {
-    dfx__frame_release(ex, f);
+    dfx__frame_release(p, f);
     return NULL;
   }
   f->ring[0] = it0;
-  uv_mutex_lock(&ex->mu);
+  uv_mutex_lock(&p->mu);
   f->live_prev = NULL;
-  f->live_next = ex->live;
-  if (ex->live) ex->live->live_prev = f;
-  ex->live = f;
-  uv_mutex_unlock(&ex->mu);
+  f->live_next = p->live;
+  if (p->live) p->live->live_prev = f;
+  p->live = f;
+  uv_mutex_unlock(&p->mu);
   return f;
 }
 
 /* Returns a frame (finished or abandoned) to the run's free list. */
-void dfx__frame_release(dfx_exec *ex, dfx_frame *f) {
+void dfx__frame_release(dfx_prop *p, dfx_frame *f) {
   for (int k = 0; k <= f->max_parallel; k++)
     if (f->ring[k]) {
-      dfx__iter_release(ex, f, f->ring[k]);
+      dfx__iter_release(p, f, f->ring[k]);
       f->ring[k] = NULL;
     }
   held_clear(&f->next_iter_roots);
   held_clear(&f->inv_values);
   held_clear(&f->dead_exits);
-  uv_mutex_lock(&ex->mu);
-  if (f->live_prev || ex->live == f) { /* unlink if it is on the live list */
+  uv_mutex_lock(&p->mu);
+  if (f->live_prev || p->live == f) { /* unlink if it is on the live list */
     if (f->live_prev) f->live_prev->live_next = f->live_next;
-    else ex->live = f->live_next;
+    else p->live = f->live_next;
     if (f->live_next) f->live_next->live_prev = f->live_prev;
   }
   f->live_prev = f->live_next = NULL;
-  f->next_free = ex->free_frames[f->sframe];
-  ex->free_frames[f->sframe] = f;
-  uv_mutex_unlock(&ex->mu);
+  f->next_free = p->free_frames[f->sframe];
+  p->free_frames[f->sframe] = f;
+  uv_mutex_unlock(&p->mu);
 }
 
 static void frame_destroy(dfx_frame *f) {
@@ -208,31 +210,36 @@ static void frame_destroy(dfx_frame *f) {
   dfx__free(f);
 }
 
-dfx_code dfx__exec_init(dfx_exec *ex, const dfx_plan *plan) {
-  memset(ex, 0, sizeof *ex);
-  ex->plan = plan;
-  if (uv_mutex_init(&ex->mu)) return DFX_EINTERNAL;
-  ex->free_frames = dfx__calloc((size_t)plan->n_frames + 1, sizeof(dfx_frame *));
-  if (!ex->free_frames) {
-    uv_mutex_destroy(&ex->mu);
+dfx_code dfx__prop_init(dfx_prop *p, const dfx_flow *flow) {
+  memset(p, 0, sizeof *p);
+  p->flow = flow;
+  if (uv_mutex_init(&p->mu)) return DFX_EINTERNAL;
+  p->free_frames = dfx__calloc((size_t)flow->n_frames + 1, sizeof(dfx_frame *));
+  if (!p->free_frames) {
+    uv_mutex_destroy(&p->mu);
     return DFX_ENOMEM;
   }
-  ex->root = dfx__frame_new(ex, 0, NULL, NULL);
-  if (!ex->root) {
-    dfx__exec_destroy(ex); /* a half-built root may sit on the free list */
+  if (flow->n_dead_slots && !(p->settled_dead = dfx__calloc((size_t)flow->n_dead_slots, sizeof(int)))) {
+    dfx__prop_destroy(p);
+    return DFX_ENOMEM;
+  }
+  p->root = dfx__frame_new(p, 0, NULL, NULL);
+  if (!p->root) {
+    dfx__prop_destroy(p); /* a half-built root may sit on the free list */
     return DFX_ENOMEM;
   }
   return DFX_OK;
 }
 
-void dfx__exec_destroy(dfx_exec *ex) {
-  while (ex->live) dfx__frame_release(ex, ex->live);
-  for (int sf = 0; sf < ex->plan->n_frames; sf++)
-    while (ex->free_frames[sf]) {
-      dfx_frame *n = ex->free_frames[sf]->next_free;
-      frame_destroy(ex->free_frames[sf]);
-      ex->free_frames[sf] = n;
+void dfx__prop_destroy(dfx_prop *p) {
+  while (p->live) dfx__frame_release(p, p->live);
+  for (int sf = 0; sf < p->flow->n_frames; sf++)
+    while (p->free_frames[sf]) {
+      dfx_frame *n = p->free_frames[sf]->next_free;
+      frame_destroy(p->free_frames[sf]);
+      p->free_frames[sf] = n;
     }
-  dfx__free(ex->free_frames);
-  uv_mutex_destroy(&ex->mu);
+  dfx__free(p->free_frames);
+  dfx__free(p->settled_dead);
+  uv_mutex_destroy(&p->mu);
 }

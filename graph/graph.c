@@ -1,6 +1,7 @@
-/* graph.c - read-only queries on an imported graph: names, attrs, public getters. */
+/* graph.c - queries on a graph: lookup by name, "did you mean", public getters. */
 #include "graph.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -35,6 +36,46 @@ int dfx__graph_index_insert(dfx_graph *g, int id) {
     }
     if (strcmp(g->nodes[other].name, name) == 0) return other;
   }
+}
+
+/* ---- "did you mean" for unknown names ---- */
+
+#define SUGGEST_MAX_LEN 128
+
+/* Edit distance (insert, delete, substitute) between a and b, both at most
+ * SUGGEST_MAX_LEN bytes long; two rows on the stack. */
+static int edit_distance(const char *a, size_t la, const char *b, size_t lb) {
+  int row[2][SUGGEST_MAX_LEN + 1];
+  for (size_t j = 0; j <= lb; j++) row[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int *prev = row[(i - 1) & 1], *cur = row[i & 1];
+    cur[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      if (prev[j] + 1 < best) best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
+      cur[j] = best;
+    }
+  }
+  return row[la & 1][lb];
+}
+
+/* Writes " (did you mean 'x'?)" into buf for the node name closest to
+ * `name`, or "" when none is within a third of the name's length (at least
+ * 2 edits). Only runs on the error path, so a linear scan is fine. */
+const char *dfx__graph_suggest(const dfx_graph *g, const char *name, char *buf, size_t n) {
+  size_t len = strlen(name);
+  buf[0] = 0;
+  if (len > SUGGEST_MAX_LEN) return buf;
+  int best = -1, best_d = (int)(len / 3 > 2 ? len / 3 : 2) + 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    size_t l = strlen(g->nodes[i].name);
+    if (l > SUGGEST_MAX_LEN || (l > len ? l - len : len - l) >= (size_t)best_d) continue;
+    int d = edit_distance(name, len, g->nodes[i].name, l);
+    if (d < best_d) best_d = d, best = i;
+  }
+  if (best >= 0) snprintf(buf, n, " (did you mean '%s'?)", g->nodes[best].name);
+  return buf;
 }
 
 /* ---- public getters ---- */

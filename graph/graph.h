@@ -9,6 +9,7 @@
 
 #include "dfexec.h"
 #include "node.h"
+#include "status.h"
 
 typedef struct dfx_frame_info {
   char *name;             /* "" for the root frame */
@@ -29,4 +30,24 @@ struct dfx_graph {
 
 /* Finds a node by name (-1 if none); len may be (size_t)-1 for strlen. */
 int dfx__graph_find(const dfx_graph *g, const char *name, size_t len);
+/* A (node id, output slot) pair inside a graph. */
+typedef struct dfx_graph_port {
+  int node;
+  int slot;
+} dfx_graph_port;
+
+/* Writes " (did you mean 'x'?)" into buf for the node name closest to
+ * `name`, or "" when none is close; returns buf. For error messages only (a
+ * linear scan). */
+const char *dfx__graph_suggest(const dfx_graph *g, const char *name, char *buf, size_t n);
+#define DFX_SUGGEST_MAX 160 /* a buffer this size holds any suggestion */
+
+/* prune.c: marks in needed[] (g->n_nodes bytes, zeroed by the caller) every
+ * node the fetches and targets reach backwards through data and control
+ * inputs; a fed (node, slot) replaces its producer on the edges that read
+ * it, so nothing behind a feed is needed for its sake (tf-semantics §2.8). */
+dfx_code dfx__graph_prune_mark(const dfx_graph *g, const dfx_graph_port *fetches, int n_fetches, const int *targets,
+                               int n_targets, const dfx_graph_port *feeds, int n_feeds, char *needed,
+                               dfx_status *st);
+
 #endif

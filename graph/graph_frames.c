@@ -30,7 +30,7 @@ static int add_frame(dfx_graph *g, const char *name, int parent) {
 static const char *fname(const dfx_graph *g, int f) { return f == 0 ? "(root)" : g->frames[f].name; }
 
 /* The frame a successor of `u` belongs to, given u's frame; -2 on error. */
-static int successor_frame(dfx_graph *g, const dfx_node *u, dfx_status *st) {
+static int successor_frame(dfx_graph *g, dfx_node *u, dfx_status *st) {
   int f = u->frame;
   if (u->ctrl == DFX_CTRL_ENTER) {
     const char *name = dfx__attr_str(u, "frame_name", "");
@@ -38,7 +38,7 @@ static int successor_frame(dfx_graph *g, const dfx_node *u, dfx_status *st) {
       dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): missing or empty frame_name attr", u->name, u->op);
       return -2;
     }
-    int c = find_frame(g, name);
+    int c = u->child_frame >= 0 ? u->child_frame : find_frame(g, name);
     if (c < 0) {
       c = add_frame(g, name, f);
       if (c < 0) {
@@ -52,6 +52,7 @@ static int successor_frame(dfx_graph *g, const dfx_node *u, dfx_status *st) {
                       name, u->name, fname(g, f), fname(g, g->frames[c].parent));
       return -2;
     }
+    u->child_frame = c;
     return c;
   }
   if (u->ctrl == DFX_CTRL_EXIT) {
@@ -71,6 +72,7 @@ static dfx_code assign(dfx_graph *g, dfx_status *st) {
   int head = 0, tail = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     g->nodes[i].frame = -1;
+    g->nodes[i].child_frame = -1;
     if (g->nodes[i].n_in + g->nodes[i].n_ctrl == 0) {
       g->nodes[i].frame = 0;
       queue[tail++] = i;
@@ -178,8 +180,7 @@ dfx_code dfx__graph_frames(dfx_graph *g, dfx_status *st) {
     dfx_node *n = &g->nodes[i];
     g->frames[n->frame].n_nodes++;
     if (n->ctrl != DFX_CTRL_ENTER) continue;
-    int c2 = find_frame(g, dfx__attr_str(n, "frame_name", ""));
-    dfx_frame_info *f = &g->frames[c2];
+    dfx_frame_info *f = &g->frames[n->child_frame];
     f->n_enters++;
     if (f->parallel_iterations < 0) {
       int64_t pi = dfx__attr_int(n, "parallel_iterations", 10);

@@ -1,4 +1,4 @@
-/* sched_pool.c - worker threads and the shared queue of expensive nodes.
+/* pool.c - worker threads and the shared queue of expensive nodes.
  * The only file that creates threads. One mutex guards the queue, the stop
  * flag, every run's `done` flag and the stack of sleeping threads. Each
  * sleeping thread (a worker, or a caller waiting for its run) sleeps on its

@@ -1,0 +1,281 @@
+/* plan.c - building a plan (plan.h) for one signature: check the ports,
+ * prune the graph to what the fetches and targets need (graph/prune.c), add
+ * one node per feed, describe every kept node to the flow graph (what
+ * propagation may do with it) and to the executor (kernel, fetches), then
+ * let frames/flow.c lay the flow out. */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "plan.h"
+#include "policy.h"
+
+void dfx__plan_free(dfx_plan *p) {
+  if (!p) return;
+  if (p->nodes)
+    for (int i = 0; i < p->flow.n_nodes; i++) dfx__free(p->nodes[i].fetch_slots);
+  dfx__flow_clear(&p->flow);
+  dfx__free(p->nodes);
+  dfx__free(p->fetches);
+  dfx__free(p->targets);
+  dfx__free(p->cost_ns);
+  dfx__free(p->key);
+  dfx__free(p);
+}
+
+char *dfx__plan_key(const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
+                    const char *const *targets, int n_targets) {
+  size_t len = 16;
+  for (int i = 0; i < n_feeds; i++) len += strlen(feeds[i].node) + 16;
+  for (int i = 0; i < n_fetches; i++) len += strlen(fetches[i].node) + 16;
+  for (int i = 0; i < n_targets; i++) len += strlen(targets[i]) + 4;
+  char *k = dfx__malloc(len);
+  if (!k) return NULL;
+  size_t o = 0;
+  for (int i = 0; i < n_feeds; i++) o += (size_t)snprintf(k + o, len - o, "%s:%d,", feeds[i].node, feeds[i].index);
+  o += (size_t)snprintf(k + o, len - o, "|");
+  for (int i = 0; i < n_fetches; i++) o += (size_t)snprintf(k + o, len - o, "%s:%d,", fetches[i].node, fetches[i].index);
+  o += (size_t)snprintf(k + o, len - o, "|");
+  for (int i = 0; i < n_targets; i++) o += (size_t)snprintf(k + o, len - o, "%s,", targets[i]);
+  return k;
+}
+
+/* The frame a node's outputs live in: an Enter's are in the frame it enters,
+ * an Exit's in the enclosing frame (tf-semantics §2.5). */
+static int output_frame(const dfx_graph *g, const dfx_node *n) {
+  if (n->ctrl == DFX_CTRL_ENTER) return n->child_frame;
+  if (n->ctrl == DFX_CTRL_EXIT) return g->frames[n->frame].parent;
+  return n->frame;
+}
+
+/* Index of the feed for (node, slot), or -1. */
+static int feed_of(const dfx_graph_port *feeds, int n_feeds, int node, int slot) {
+  for (int i = 0; i < n_feeds; i++)
+    if (feeds[i].node == node && feeds[i].slot == slot) return i;
+  return -1;
+}
+
+static dfx_code port_node(const dfx_graph *g, const dfx_port *p, const char *what, int *id, dfx_status *st) {
+  if (!p->node) return dfx__status_set(st, DFX_EINVAL, "%s has a NULL node name", what);
+  *id = dfx__graph_find(g, p->node, (size_t)-1);
+  char hint[DFX_SUGGEST_MAX];
+  if (*id < 0)
+    return dfx__status_set(st, DFX_ENOTFOUND, "%s '%s:%d': no node named '%s' in the graph%s", what, p->node, p->index,
+                           p->node, dfx__graph_suggest(g, p->node, hint, sizeof hint));
+  const dfx_node *n = &g->nodes[*id];
+  if (p->index < 0 || p->index >= n->n_out)
+    return dfx__status_set(st, DFX_EINVAL, "%s '%s:%d': node '%s' (%s) has %d output%s", what, p->node, p->index,
+                           n->name, n->op, n->n_out, n->n_out == 1 ? "" : "s");
+  return DFX_OK;
+}
+
+/* Resolves feeds, fetches and targets to graph ids, with the checks that
+ * only a run can make: nothing inside a loop frame can be fed or fetched. */
+static dfx_code resolve_ports(const dfx_graph *g, const dfx_port *feeds, int n_feeds, const dfx_port *fetches,
+                              int n_fetches, const char *const *targets, int n_targets, dfx_graph_port *feed_ids,
+                              dfx_graph_port *fetch_ids, int *target_ids, dfx_status *st) {
+  dfx_code c;
+  for (int i = 0; i < n_feeds; i++) {
+    if ((c = port_node(g, &feeds[i], "feed", &feed_ids[i].node, st)) != DFX_OK) return c;
+    feed_ids[i].slot = feeds[i].index;
+    if (feed_of(feed_ids, i, feed_ids[i].node, feed_ids[i].slot) >= 0)
+      return dfx__status_set(st, DFX_EINVAL, "feed '%s:%d' is given twice", feeds[i].node, feeds[i].index);
+    int ff = output_frame(g, &g->nodes[feed_ids[i].node]);
+    if (ff != 0)
+      return dfx__status_set(st, DFX_EINVAL, "feed '%s:%d': cannot feed a tensor inside while-loop frame '%s'",
+                             feeds[i].node, feeds[i].index, g->frames[ff].name);
+  }
+  for (int i = 0; i < n_fetches; i++) {
+    if ((c = port_node(g, &fetches[i], "fetch", &fetch_ids[i].node, st)) != DFX_OK) return c;
+    fetch_ids[i].slot = fetches[i].index;
+    int fr = output_frame(g, &g->nodes[fetch_ids[i].node]);
+    if (fr != 0)
+      return dfx__status_set(st, DFX_EINVAL,
+                             "fetch '%s:%d': node '%s' is inside while-loop frame '%s'; only tensors outside loops "
+                             "(e.g. an Exit) can be fetched",
+                             fetches[i].node, fetches[i].index, fetches[i].node, g->frames[fr].name);
+  }
+  for (int i = 0; i < n_targets; i++) {
+    if (!targets[i] || (target_ids[i] = dfx__graph_find(g, targets[i], (size_t)-1)) < 0) {
+      char hint[DFX_SUGGEST_MAX] = "";
+      return dfx__status_set(st, DFX_ENOTFOUND, "target '%s': no such node%s", targets[i] ? targets[i] : "(null)",
+                             targets[i] ? dfx__graph_suggest(g, targets[i], hint, sizeof hint) : "");
+    }
+    const dfx_node *n = &g->nodes[target_ids[i]];
+    int tf = output_frame(g, n);
+    if (tf != 0 && n->frame != 0)
+      return dfx__status_set(st, DFX_EINVAL, "target '%s' is inside while-loop frame '%s'", targets[i],
+                             g->frames[tf].name);
+  }
+  return DFX_OK;
+}
+
+/* Describes graph node n as plan node i: to the flow (what it is, where it
+ * lives, what propagation may do with it) and to the executor. */
+static dfx_code describe_node(dfx_plan *p, int i, const dfx_node *n, const dfx_kernel_def *kernel, void *kstate,
+                              dfx_status *st) {
+  dfx_fnode *f = &p->flow.nodes[i];
+  dfx_pnode *x = &p->nodes[i];
+  f->name = n->name;
+  f->op = n->op;
+  f->frame = n->frame;
+  f->n_in = n->n_in;
+  f->n_out = n->n_out;
+  f->ctrl = n->ctrl;
+  f->is_switch_n = strcmp(n->op, "_SwitchN") == 0;
+  if (n->ctrl == DFX_CTRL_ENTER) {
+    f->is_constant_enter = dfx__attr_bool(n, "is_constant", false);
+    f->child_frame = n->child_frame;
+  }
+  x->g = n;
+  x->feed = -1;
+  if (n->ctrl == DFX_CTRL_NONE) {
+    if (!kernel) return dfx__status_set(st, DFX_EUNIMPL, "node '%s' (%s): no kernel for this op", n->name, n->op);
+    x->kernel = kernel;
+    x->kstate = kstate;
+    /* Kernels whose only effect is to forward inputs or hand out their
+     * state are moves the propagator can make itself. */
+    if (kernel->flags & DFX_KERNEL_STATE_VALUE) {
+      f->move = DFX_MOVE_CONST;
+      f->const_value = kstate;
+    } else if (kernel->flags & DFX_KERNEL_FORWARD) {
+      f->move = DFX_MOVE_FORWARD;
+    }
+  }
+  x->inline_ok = dfx__policy_always_inline(f, x);
+  return DFX_OK;
+}
+
+/* Consumer edges in flow form: graph edges between kept nodes, minus reads
+ * of fed ports, plus edges from feed nodes. Data edges precede control
+ * edges on every producer (two passes). */
+static dfx_code build_edges(const dfx_graph *g, dfx_plan *p, const int *pid, const dfx_graph_port *feeds,
+                            const int *feed_pid, int n_feeds, dfx_status *st) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int v = 0; v < g->n_nodes; v++) {
+      if (pid[v] < 0) continue;
+      const dfx_node *n = &g->nodes[v];
+      for (int k = 0; k < n->n_in + n->n_ctrl; k++) {
+        bool ctrl = n->in[k].slot < 0;
+        if (ctrl != (pass == 1)) continue;
+        int u = n->in[k].node, slot = n->in[k].slot;
+        int f = ctrl ? -1 : feed_of(feeds, n_feeds, u, slot);
+        int src = f >= 0 ? feed_pid[f] : pid[u];
+        if (dfx__flow_add_edge(&p->flow, src, pid[v], f >= 0 ? 0 : slot, ctrl ? -1 : k) != DFX_OK)
+          return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+      }
+    }
+  return DFX_OK;
+}
+
+/* Records which plan node serves each fetch, and marks what a run must see
+ * with its own eyes (observed nodes are never settled in place). */
+static dfx_code attach_fetches(dfx_plan *p, const dfx_graph_port *fetch_ids, const dfx_graph_port *feed_ids,
+                               const int *feed_pid, int n_feeds, const int *pid, dfx_status *st) {
+  for (int i = 0; i < p->n_fetches; i++) {
+    int f = feed_of(feed_ids, n_feeds, fetch_ids[i].node, fetch_ids[i].slot);
+    p->fetches[i] = f >= 0 ? (dfx_pfetch){feed_pid[f], 0} : (dfx_pfetch){pid[fetch_ids[i].node], fetch_ids[i].slot};
+    dfx_pnode *x = &p->nodes[p->fetches[i].node];
+    int *nf = dfx__realloc(x->fetch_slots, sizeof(int) * 2 * (size_t)(x->n_fetch_slots + 1));
+    if (!nf) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    x->fetch_slots = nf;
+    nf[2 * x->n_fetch_slots] = p->fetches[i].slot;
+    nf[2 * x->n_fetch_slots + 1] = i;
+    x->n_fetch_slots++;
+    p->flow.nodes[p->fetches[i].node].observed = true;
+  }
+  /* Like recent TF, a Merge makes value_index only when someone reads it. */
+  for (int i = 0; i < p->flow.n_nodes; i++) {
+    dfx_fnode *fn = &p->flow.nodes[i];
+    for (int e = 0; e < fn->n_edges; e++) fn->merge_index_used |= fn->edges[e].src_slot == 1;
+    for (int k = 0; k < p->nodes[i].n_fetch_slots; k++) fn->merge_index_used |= p->nodes[i].fetch_slots[2 * k] == 1;
+  }
+  return DFX_OK;
+}
+
+dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernels, void *const *kstate,
+                         const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
+                         const char *const *targets, int n_targets, dfx_plan **out, dfx_status *st) {
+  *out = NULL;
+  dfx_code c = DFX_OK;
+  size_t nn = (size_t)g->n_nodes + 1;
+  dfx_plan *p = dfx__calloc(1, sizeof *p);
+  int *pid = dfx__malloc(sizeof(int) * nn), *feed_pid = dfx__calloc((size_t)n_feeds + 1, sizeof(int));
+  int *target_ids = dfx__calloc((size_t)n_targets + 1, sizeof(int));
+  dfx_graph_port *feed_ids = dfx__calloc((size_t)n_feeds + 1, sizeof *feed_ids);
+  dfx_graph_port *fetch_ids = dfx__calloc((size_t)n_fetches + 1, sizeof *fetch_ids);
+  char *needed = dfx__calloc(nn, 1);
+  if (!p || !pid || !feed_pid || !target_ids || !feed_ids || !fetch_ids || !needed) {
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    goto fail;
+  }
+  p->n_feeds = n_feeds;
+  p->n_fetches = n_fetches;
+  p->n_targets = n_targets;
+  if ((c = resolve_ports(g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, feed_ids, fetch_ids, target_ids,
+                         st)) != DFX_OK ||
+      (c = dfx__graph_prune_mark(g, fetch_ids, n_fetches, target_ids, n_targets, feed_ids, n_feeds, needed, st)) !=
+          DFX_OK)
+    goto fail;
+  /* A feed nobody reads still gets a node, so fetching a fed port works. */
+  int count = n_feeds;
+  for (int i = 0; i < g->n_nodes; i++) count += needed[i];
+  if (!(p->flow.nodes = dfx__calloc((size_t)count + 1, sizeof(dfx_fnode))) ||
+      !(p->nodes = dfx__calloc((size_t)count + 1, sizeof(dfx_pnode))) ||
+      !(p->flow.frames = dfx__calloc((size_t)g->n_frames, sizeof(dfx_fframe)))) {
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    goto fail;
+  }
+  p->flow.n_nodes = count;
+  p->flow.n_frames = g->n_frames;
+  for (int f = 0; f < g->n_frames; f++) {
+    p->flow.frames[f].name = g->frames[f].name;
+    p->flow.frames[f].parent = g->frames[f].parent;
+    p->flow.frames[f].parallel_iterations = g->frames[f].parallel_iterations > 0 ? g->frames[f].parallel_iterations : 1;
+  }
+  int next = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    pid[i] = -1;
+    if (!needed[i]) continue;
+    pid[i] = next++;
+    if ((c = describe_node(p, pid[i], &g->nodes[i], kernels[i], kstate[i], st)) != DFX_OK) goto fail;
+  }
+  for (int i = 0; i < n_feeds; i++) {
+    int k = feed_pid[i] = next++;
+    dfx_fnode *f = &p->flow.nodes[k];
+    /* The graph outlives the plan; the caller's string may not. */
+    f->name = g->nodes[feed_ids[i].node].name;
+    f->op = "(feed)";
+    f->n_out = 1;
+    f->observed = true; /* the executor hands out its value */
+    p->nodes[k].feed = i;
+    p->nodes[k].inline_ok = true;
+  }
+  if (!(p->cost_ns = dfx__calloc((size_t)count + 1, sizeof(int64_t))) ||
+      !(p->fetches = dfx__calloc((size_t)n_fetches + 1, sizeof(dfx_pfetch))) ||
+      !(p->targets = dfx__calloc((size_t)n_targets + 1, sizeof(int)))) {
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((c = build_edges(g, p, pid, feed_ids, feed_pid, n_feeds, st)) != DFX_OK ||
+      (c = attach_fetches(p, fetch_ids, feed_ids, feed_pid, n_feeds, pid, st)) != DFX_OK ||
+      (c = dfx__flow_layout(&p->flow, st)) != DFX_OK)
+    goto fail;
+  for (int i = 0; i < count; i++) p->cost_ns[i] = dfx__policy_initial_cost(&p->nodes[i]);
+  for (int i = 0; i < n_targets; i++) p->targets[i] = pid[target_ids[i]];
+  if (!(p->key = dfx__plan_key(feeds, n_feeds, fetches, n_fetches, targets, n_targets))) {
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    goto fail;
+  }
+  *out = p;
+  p = NULL;
+fail:
+  dfx__plan_free(p);
+  dfx__free(pid);
+  dfx__free(feed_pid);
+  dfx__free(target_ids);
+  dfx__free(feed_ids);
+  dfx__free(fetch_ids);
+  dfx__free(needed);
+  return c;
+}

@@ -1,0 +1,59 @@
+/* plan.h - the execution plan for one (feeds, fetches, targets) signature.
+ * A plan is the pruned graph as a flow graph (frames/flow.h: what
+ * propagation walks) plus what the executor needs per node: its kernel, the
+ * feed it stands for, the fetches it serves, and the running cost estimate
+ * the dispatch policy reads (policy.h). Sessions cache plans; any number of
+ * runs share one. */
+#ifndef DFX_PLAN_H
+#define DFX_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flow.h"
+#include "graph.h"
+#include "kernel.h"
+
+/* Where a fetched tensor comes from. */
+typedef struct dfx_pfetch {
+  int node;                     /* plan node */
+  int slot;
+} dfx_pfetch;
+
+/* The executor's side of a plan node; plan->nodes[i] goes with
+ * plan->flow.nodes[i]. */
+typedef struct dfx_pnode {
+  const dfx_node *g;            /* graph node; NULL for a feed node */
+  const dfx_kernel_def *kernel; /* NULL for control ops and feed nodes */
+  void *kstate;                 /* kernel init state (owned by the session) */
+  int feed;                     /* feed index for a feed node, else -1 */
+  bool inline_ok;               /* dispatch policy: always run where it became ready */
+  int n_fetch_slots;            /* fetches served by this node: (slot, fetch index) pairs */
+  int *fetch_slots;
+} dfx_pnode;
+
+typedef struct dfx_plan {
+  char *key;                    /* signature used by the session's cache */
+  dfx_flow flow;
+  dfx_pnode *nodes;             /* flow.n_nodes */
+  int n_feeds, n_fetches, n_targets;
+  dfx_pfetch *fetches;
+  int *targets;                 /* plan nodes run for effect */
+  /* Running estimate of each node's kernel time in ns (TF's cost model,
+   * tf-semantics §3.4; policy.h): updated with relaxed atomics by every run,
+   * read by the dispatcher. The only mutable part of a plan. */
+  int64_t *cost_ns;
+} dfx_plan;
+
+/* Builds the plan for the given ports (borrowed). kernels/kstate are
+ * indexed by graph node id and come from the session. Errors name unknown
+ * nodes and bad ports, with the closest node name as a hint. */
+dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernels, void *const *kstate,
+                         const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
+                         const char *const *targets, int n_targets, dfx_plan **out, dfx_status *st);
+void dfx__plan_free(dfx_plan *p);
+/* Canonical cache key for a signature; new string or NULL. */
+char *dfx__plan_key(const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
+                    const char *const *targets, int n_targets);
+
+#endif

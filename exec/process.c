@@ -1,0 +1,278 @@
+/* process.c - the loop that processes node instances on one thread (TF's
+ * Process): execute an instance, capture its fetched outputs, propagate,
+ * then hand out what became ready by the policy of policy.h. Executing an
+ * instance: a dead one runs nothing (tf-semantics §2.3), a feed hands out
+ * its tensor, a control op or a pure move follows frames/control.h, anything
+ * else calls its kernel. This is the per-node hot path: keep it in one
+ * translation unit so the compiler can inline across it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "control.h"
+#include "invariant.h"
+#include "policy.h"
+#include "run.h"
+
+/* ---- one node instance ---- */
+
+const char *dfx__run_frame_label(const dfx_frame *f) { return f->parent ? f->name : "(root)"; }
+
+static inline dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, dfx_status *msg) {
+  const dfx_fnode *n = &r->plan->flow.nodes[t->node];
+  const dfx_pnode *x = &r->plan->nodes[t->node];
+  dfx_tensor **in = t->iter->inputs + n->input_start;
+  dfx_code c = DFX_OK;
+  if (t->dead) goto clear;
+  if (x->feed >= 0) {
+    out[0] = dfx__tensor_ref(r->feed_vals[x->feed]);
+    return DFX_OK;
+  }
+  bool cancelled = n->ctrl == DFX_CTRL_LOOP_COND && dfx__step_is_cancelled(&r->step);
+  if (dfx__ctrl_move(n, in, out, cancelled)) goto clear;
+  if (n->ctrl != DFX_CTRL_NONE) {
+    c = dfx__ctrl_execute(n, in, out, msg);
+    goto clear;
+  }
+  dfx_kctx ctx = {.node = x->g, .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out, .state = x->kstate,
+                  .step = &r->step, .frame = dfx__run_frame_label(t->frame), .iter = t->iter->iter_num, .st = msg,
+                  .own_inputs = true};
+  c = x->kernel->fn(&ctx);
+  if (c != DFX_OK) {
+    /* Kernels return DFX_ENOMEM for any failed output; the helper knows why. */
+    if (c == DFX_ENOMEM && msg->code != DFX_OK) c = msg->code;
+    if (!msg->msg[0]) dfx__status_set(msg, c, "%s", dfx_code_name(c));
+  } else {
+    for (int k = 0; k < n->n_out; k++)
+      if (!out[k]) {
+        c = dfx__status_set(msg, DFX_EINTERNAL, "Missing %d-th output from %s", k, n->name);
+        break;
+      }
+  }
+clear:
+  for (int i = 0; i < n->n_in; i++)
+    if (in[i]) {
+      dfx__tensor_unref(in[i]);
+      in[i] = NULL;
+    }
+  return c;
+}
+
+/* Root-frame fetches are captured before propagation can move the tensors.
+ * An Exit's instances from different iterations may finish on different
+ * threads at once, so the capture takes the run's error mutex. */
+static void capture(dfx_run *r, const dfx_tagged *t, dfx_tensor **out) {
+  const dfx_fnode *n = &r->plan->flow.nodes[t->node];
+  const dfx_pnode *x = &r->plan->nodes[t->node];
+  bool oom = false;
+  uv_mutex_lock(&r->err_mu);
+  for (int i = 0; i < x->n_fetch_slots; i++) {
+    int slot = x->fetch_slots[2 * i], idx = x->fetch_slots[2 * i + 1];
+    /* An ill-formed loop can deliver a live Exit more than once; the first
+     * value is kept (and no reference is lost). */
+    if (r->fetch_vals[idx]) continue;
+    int dead = 0;
+    if (t->dead) {
+      dead = t->dead_src ? t->dead_src : -1;
+    } else if (out[slot]) {
+      /* The user keeps fetches past the session: no immortal tensors. */
+      dfx_tensor *v = dfx__tensor_export(out[slot]);
+      oom |= v == NULL;
+      r->fetch_vals[idx] = v;
+    } else {
+      dead = n->ctrl == DFX_CTRL_SWITCH ? t->node + 1 : -1;
+    }
+    if (dead) r->fetch_dead[idx] = dead;
+  }
+  uv_mutex_unlock(&r->err_mu);
+  if (oom) dfx__run_fail(r, DFX_ENOMEM, "out of memory fetching an output of node '%s'", n->name);
+}
+
+static void trace(dfx_run *r, const dfx_tagged *t, uint64_t t0, int worker) {
+  const dfx_pnode *x = &r->plan->nodes[t->node];
+  if (!x->g) return; /* feed nodes are not graph nodes */
+  uint64_t t1 = uv_hrtime();
+  r->ro->trace(r->ro->trace_ud, x->g->id, t->frame->name, t->iter->iter_num, (int64_t)(t0 - r->t0_ns),
+               (int64_t)(t1 - r->t0_ns), worker);
+}
+
+/* ---- the loop ---- */
+
+/* A kernel's or a rule's message, with node, op, frame and iteration. */
+static void fail_node(dfx_run *r, const dfx_tagged *t, const dfx_status *msg) {
+  const dfx_fnode *n = &r->plan->flow.nodes[t->node];
+  dfx__run_fail(r, msg->code, "node '%s' (%s) in frame '%s', iteration %lld: %s", n->name, n->op,
+                dfx__run_frame_label(t->frame), (long long)t->iter->iter_num, msg->msg);
+}
+
+/* ---- local FIFO of inline work ---- */
+
+typedef struct inline_q {
+  dfx_tagged *v;
+  int head, n, cap;
+  dfx_tagged small[32];
+} inline_q;
+
+static int q_push(inline_q *q, dfx_tagged t) {
+  if (q->head + q->n == q->cap) {
+    if (q->head > 0) { /* compact before growing */
+      memmove(q->v, q->v + q->head, sizeof *q->v * (size_t)q->n);
+      q->head = 0;
+    } else {
+      int nc = q->cap * 2;
+      dfx_tagged *nv = dfx__malloc(sizeof *nv * (size_t)nc);
+      if (!nv) return -1;
+      memcpy(nv, q->v, sizeof *nv * (size_t)q->n);
+      if (q->v != q->small) dfx__free(q->v);
+      q->v = nv;
+      q->cap = nc;
+    }
+  }
+  q->v[q->head + q->n++] = t;
+  return 0;
+}
+
+/* ---- completion and dispatch ---- */
+
+static void finish(dfx_run *r) {
+  if (r->pool) dfx__pool_finish(r->pool, r);
+  else r->done = 1;
+}
+
+static inline bool runs_inline(const dfx_run *r, const dfx_tagged *t) {
+  return dfx__policy_runs_inline(r->plan, r->pool != NULL, t->node, t->dead);
+}
+
+/* TF's NodeDone + ScheduleReady: count the ready nodes in first, then hand
+ * them out. When nothing is queued here, the first inline node becomes *next
+ * directly (a chain of cheap nodes then never touches the queue). Anything
+ * that cannot be queued (out of memory) fails the run and is counted out at
+ * the end. Returns 1 if the run just ended; the caller must not touch the
+ * run after that. */
+static int node_done(dfx_run *r, dfx_ready *ready, inline_q *q, dfx_tagged *next, int *have_next) {
+  int n = ready->n, dropped = n == 0 ? 1 : 0, last = -1;
+  if (n > 1) __atomic_add_fetch(&r->outstanding, n - 1, __ATOMIC_RELAXED);
+  for (int i = 0; i < n; i++) {
+    const dfx_tagged *t = &ready->v[i];
+    if (runs_inline(r, t)) {
+      if (!*have_next && q->n == 0) {
+        *next = *t;
+        *have_next = 1;
+      } else if (q_push(q, *t)) {
+        dfx__run_fail(r, DFX_ENOMEM, "out of memory queueing node '%s'", r->plan->flow.nodes[t->node].name);
+        dropped++;
+      }
+      continue;
+    }
+    if (last >= 0 && dfx__pool_post(r->pool, r, ready->v[last], false) != DFX_OK) {
+      dfx__run_fail(r, DFX_ENOMEM, "out of memory scheduling node '%s'", r->plan->flow.nodes[ready->v[last].node].name);
+      dropped++;
+    }
+    last = i;
+  }
+  if (last >= 0) { /* the last expensive node stays here if nothing else does */
+    if (!*have_next && q->n == 0) {
+      *next = ready->v[last];
+      *have_next = 1;
+    } else if (dfx__pool_post(r->pool, r, ready->v[last], false) != DFX_OK) {
+      /* Queued without waking anyone: see dfx__pool_nudge in the run loop. */
+      dfx__run_fail(r, DFX_ENOMEM, "out of memory scheduling node '%s'", r->plan->flow.nodes[ready->v[last].node].name);
+      dropped++;
+    }
+  }
+  if (dropped) {
+    int64_t left = __atomic_sub_fetch(&r->outstanding, dropped, __ATOMIC_ACQ_REL);
+    DFX_ASSERT(left >= 0);
+    if (left == 0) {
+      finish(r);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Releases the references left in an output array and clears it. */
+static void drop_outputs(dfx_tensor **out, int n) {
+  for (int k = 0; k < n; k++)
+    if (out[k]) {
+      dfx__tensor_unref(out[k]);
+      out[k] = NULL;
+    }
+}
+
+void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
+  inline_q q = {.v = NULL, .cap = 32};
+  q.v = q.small;
+  dfx_status msg;
+  dfx_ready ready;
+  dfx__ready_init(&ready, &msg);
+  dfx_tensor *small_out[8] = {NULL};
+  const bool tracing = r->ro && r->ro->trace;
+  const dfx_plan *const plan = r->plan;
+  unsigned ticks = 0;
+  uint32_t rng = 2463534242u + (uint32_t)worker; /* xorshift32 state for sampling kernel times */
+  dfx_tagged t = first;
+  for (;;) {
+    const dfx_fnode *n = &plan->flow.nodes[t.node];
+    ready.n = 0;
+    if (!dfx__step_is_cancelled(&r->step)) {
+      if ((++ticks % DFX_NUDGE_EVERY) == 0) {
+        /* Queued expensive nodes wait for a thread that runs out of work,
+         * or for this nudge: a long cheap chain here must not hold them. */
+        if (r->pool) dfx__pool_nudge(r->pool);
+        if ((ticks % DFX_DEADLINE_CHECK_EVERY) == 0 && r->deadline_ns && uv_hrtime() > r->deadline_ns)
+          dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s", (double)(uv_hrtime() - r->t0_ns) / 1e9);
+      }
+      const bool inline_ok = plan->nodes[t.node].inline_ok;
+      /* Before a long kernel, wake a sleeping thread for whatever is queued. */
+      if (!inline_ok && r->pool && !t.dead) dfx__pool_nudge(r->pool);
+      /* small_out is all NULL here: every slot is cleared after use. */
+      dfx_tensor **out = small_out;
+      dfx_code c = DFX_OK;
+      msg.code = DFX_OK;
+      msg.msg[0] = 0;
+      if (n->n_out > 8 && !(out = dfx__calloc((size_t)n->n_out, sizeof *out))) {
+        out = small_out;
+        c = dfx__status_set(&msg, DFX_ENOMEM, "out of memory");
+      }
+      if (c == DFX_OK) {
+        /* Only kernels that are not always cheap are timed (policy.h). */
+        bool learn = !inline_ok && !t.dead && dfx__policy_should_time(plan, t.node, &rng);
+        uint64_t t0 = learn || tracing ? uv_hrtime() : 0;
+        c = execute(r, &t, out, &msg);
+        if (learn) dfx__policy_cost_update(plan, t.node, uv_hrtime() - t0);
+        if (tracing) trace(r, &t, t0, worker);
+      }
+      if (c == DFX_OK) {
+        if (plan->nodes[t.node].n_fetch_slots) capture(r, &t, out);
+        if (dfx__propagate(&r->prop, &t, out, &ready) != DFX_OK) {
+          dfx__run_fail(r, msg.code, "%s", msg.msg);
+          ready.n = 0; /* the error is recorded; stop here */
+        }
+      } else {
+        fail_node(r, &t, &msg);
+      }
+      drop_outputs(out, n->n_out);
+      if (out != small_out) dfx__free(out);
+      /* The common case in a loop body: this node readied exactly one
+       * successor and nothing is queued; it runs next with no bookkeeping
+       * (one instance finished, one became ready: `outstanding` is unchanged). */
+      if (ready.n == 1 && q.n == 0 && runs_inline(r, &ready.v[0])) {
+        t = ready.v[0];
+        continue;
+      }
+    }
+    /* After the first error nothing new runs (ready is empty); inputs are
+     * released when the run's frames are torn down. */
+    int have = 0;
+    if (node_done(r, &ready, &q, &t, &have)) break;
+    if (!have) {
+      if (q.n == 0) break;
+      t = q.v[q.head++];
+      if (--q.n == 0) q.head = 0;
+    }
+  }
+  dfx__ready_free(&ready);
+  if (q.v != q.small) dfx__free(q.v);
+}
+
