@@ -14,5 +14,7 @@ from .errors import (CancelledError, ConversionError, DeadlineExceededError, Dfe
                      StuckError, UnimplementedError)
 from .graph import Graph, load
 from .session import Session
+from .tensor import Tensor
+from . import ops
 
 __version__ = "0.1.0"

@@ -137,9 +137,6 @@ class Graph:
         """The Node called `name`; KeyError if there is none."""
         return self._introspect()[1][name]
 
-    def __len__(self):
-        return len(self.nodes)
-
     def __contains__(self, name):
         return name in self._introspect()[1]
 
