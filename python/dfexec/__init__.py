@@ -18,3 +18,5 @@ from .tensor import Tensor
 from . import ops
 
 __version__ = "0.1.0"
+from .function import Function, GraphFunction, TensorSpec, function
+from .trace import TracingWarning, trace
