@@ -69,6 +69,17 @@ class GraphFunction:
         return f"<GraphFunction {self.name}({', '.join(self.inputs)}) -> {', '.join(self.outputs)}>"
 
 
+def _is_array_like(v):
+    if isinstance(v, (np.ndarray, np.generic, bool, int, float, complex, Tensor)):
+        return True
+    if isinstance(v, (list, tuple)) and v:
+        try:
+            return np.asarray(v).dtype.kind in "biufc"
+        except (ValueError, TypeError):
+            return False
+    return False
+
+
 def _spec_of(value):
     arr = np.asarray(value)
     return TensorSpec(arr.shape, dtypes.as_dtype(arr.dtype))
@@ -108,11 +119,14 @@ class Function:
         return self._converted
 
     def _split_args(self, args, kwargs):
+        """(graph inputs as (name, value), Python-valued arguments): numbers,
+        numpy values and lists of numbers become placeholders; strings, None,
+        functions, other objects and static_argnames stay Python."""
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()
         dynamic, static = [], {}
         for name, v in bound.arguments.items():
-            if name in self.static_argnames:
+            if name in self.static_argnames or not _is_array_like(v):
                 static[name] = v
             else:
                 dynamic.append((name, v))
@@ -128,7 +142,7 @@ class Function:
             specs = self.input_signature
         else:
             specs = [_spec_of(v) for _, v in dynamic]
-        key = (tuple((s.dtype.name, s.shape) for s in specs), tuple(sorted(static.items(), key=lambda kv: kv[0])))
+        key = (tuple((s.dtype.name, s.shape) for s in specs), tuple((k, _static_key(v)) for k, v in static.items()))
         with self._lock:
             gf = self._concrete.get(key)
             if gf is None:
@@ -172,6 +186,14 @@ class Function:
 
     def save(self, path):
         self._only().save(path)
+
+
+def _static_key(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return id(v)
 
 
 def _returnable(out):

@@ -130,7 +130,7 @@ def len_(x):
     if isinstance(x, Tensor):
         if x.shape is not None and x.shape and x.shape[0] is not None:
             return x.shape[0]
-        return array_ops.shape(x)[0]
+        return array_ops.shape(x, out_type=dtypes.int64)[0]    # a Python int is int64 here
     return len(x)
 
 
@@ -430,8 +430,35 @@ def for_stmt(iterable, extra_test, body, get, set_, names, live, loc):
         body(v)
 
 
+def _probe_value(v, dts):
+    """A type-only stand-in for a loop variable's initial value: numbers and
+    numpy values become probe tensors (so the probe follows the path the
+    graph will take), with the dtype `dts` gives for Python numbers."""
+    from ..tensor import Tensor as T
+    g = _build.get_default_graph()
+
+    def leaf(x):
+        if isinstance(x, (np.ndarray, np.generic)):
+            return T(g, None, dtypes.as_dtype(x.dtype), np.shape(x))
+        if is_python_scalar(x):
+            return T(g, None, dts.pop(0), ())
+        return x
+    if _nest.is_nested(v):
+        return _nest.pack(v, [leaf(x) for x in _nest.flatten(v)])
+    return leaf(v)
+
+
+def _python_numbers(v):
+    return [x for x in _nest.flatten(v) if is_python_scalar(x)]
+
+
 def _tensor_loop(g, test, counter, body, get, set_, names, live, loc):
-    """A graph while loop over the state variables (plus a counter for `for`)."""
+    """A graph while loop over the state variables (plus a counter for `for`).
+
+    The body is probed first to learn each variable's type. A variable that
+    starts as a Python number takes the dtype the body gives it (i = 0 stays
+    int64, s = 0 becomes float64 when the body adds floats), so the probe
+    repeats until those dtypes settle; other variables must keep theirs."""
     where = _where(loc)
     init = get()
 
@@ -442,9 +469,29 @@ def _tensor_loop(g, test, counter, body, get, set_, names, live, loc):
         else:
             body(counter.value(i))
         return get()
-    with _build.probing(g):
-        after = step(init, None if counter is None else counter.init)
-    slots = _plan(names, live, init, after, where, "loop")
+    number_dts = {n: [dtypes.as_dtype(type(x)) for x in _python_numbers(v)]
+                  for n, v in zip(names, init) if n in live}
+    for _ in range(4):
+        with _build.probing(g):
+            probe_init = tuple(_probe_value(v, list(number_dts[n])) if n in live else v
+                               for n, v in zip(names, init))
+            after = step(probe_init, None if counter is None else counter.init)
+        settled = True
+        for n, a, b in zip(names, probe_init, after):
+            if n not in live or not number_dts[n] or not _nest.same_structure(a, b):
+                continue
+            k = 0
+            for x, y, orig in zip(_nest.flatten(a), _nest.flatten(b), _nest.flatten(init[names.index(n)])):
+                if is_python_scalar(orig):
+                    if isinstance(y, Tensor) and y.dtype is not x.dtype:
+                        number_dts[n][k], settled = y.dtype, False
+                    k += 1
+        if settled:
+            break
+    slots = _plan(names, live, probe_init, after, where, "loop")
+    for s, v in zip(slots, init):
+        if s.keep:
+            s.value = v
     flat = _flat_specs(slots)
     init_leaves = [as_tensor(v, spec[0], g) if not isinstance(v, Tensor) else v
                    for v, (_, spec) in zip(_graph_values(slots, init, g), flat)]
