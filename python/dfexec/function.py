@@ -30,7 +30,7 @@ class GraphFunction:
         self.inputs = [t.name for t in inputs]
         self.input_specs = [TensorSpec(t.shape, t.dtype) for t in inputs]
         self.structure = outputs
-        leaves = _nest.flatten(outputs) if outputs is not None else []
+        leaves = [v for v in _nest.flatten(outputs) if v is not None]    # None stays None
         with graph.as_default():
             tensors = [as_tensor(v, g=graph) for v in leaves]
             single = len(tensors) == 1 and not _nest.is_nested(outputs)
@@ -61,9 +61,10 @@ class GraphFunction:
                             "decorate the Python function with @dfexec.function to inline it")
         values = self.session().run(self.outputs, dict(zip(self.inputs, args)),
                                     max_iterations=max_iterations, timeout=timeout)
-        if self.structure is None:
-            return None
-        return _nest.pack(self.structure, values) if _nest.is_nested(self.structure) else values[0]
+        if not _nest.is_nested(self.structure):
+            return None if self.structure is None else values[0]
+        it = iter(values)
+        return _nest.pack(self.structure, [None if v is None else next(it) for v in _nest.flatten(self.structure)])
 
     def __repr__(self):
         return f"<GraphFunction {self.name}({', '.join(self.inputs)}) -> {', '.join(self.outputs)}>"
@@ -197,9 +198,14 @@ def _static_key(v):
 
 
 def _returnable(out):
+    """The function's result; a variable never assigned (a zero-trip Python
+    loop, say) is a NameError, as it would be in Python."""
     from .autograph.runtime import Undefined
-    if isinstance(out, Undefined):
+    if isinstance(out, Undefined) and out.is_return:
         return None
+    for leaf in _nest.flatten(out):
+        if isinstance(leaf, Undefined):
+            leaf._fail()
     return out
 
 
