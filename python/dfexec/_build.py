@@ -119,6 +119,23 @@ def _node_name(name):
     return None if name is None else name.encode()
 
 
+def _unique_name(g, name):
+    """`name`, or name_1, name_2, ... when it is taken (TensorFlow's rule):
+    the builder refuses a duplicate, and its errors are sticky. The open
+    scope is the directory of the control pivot inside a while/cond
+    callback, the root outside (dfexec.ops opens no other scopes)."""
+    if name is None:
+        return None
+    pivot = lib.dfx_builder_pivot(g._builder)
+    prefix = pivot.rpartition(b"/")[0] + b"/" if pivot else b""
+    base = name.encode()
+    cand, k = base, 0
+    while lib.dfx_builder_find(g._builder, prefix + cand):
+        k += 1
+        cand = b"%s_%d" % (base, k)
+    return cand
+
+
 def make_op(g, op_type, inputs, outs, attrs=None, name=None):
     """Adds node `op_type` reading `inputs` (Tensors) and returns its outputs
     as Tensors with the static (dtype, shape) pairs `outs`."""
@@ -130,7 +147,7 @@ def make_op(g, op_type, inputs, outs, attrs=None, name=None):
         return [Tensor(g, None, dt, sh) for dt, sh in outs]
     refs = (ctypes.c_char_p * len(inputs))(*[t._ref for t in inputs])
     node, st = ctypes.c_void_p(), status()
-    check(lib.dfx_builder_node(g._builder, op_type.encode(), _node_name(name), refs, len(inputs),
+    check(lib.dfx_builder_node(g._builder, op_type.encode(), _unique_name(g, name), refs, len(inputs),
                                ctypes.byref(node), st), st, f"adding {op_type}")
     for k, v in (attrs or {}).items():
         _set_attr(node, k, v)
@@ -152,7 +169,7 @@ def make_const(g, value, dtype=None, name=None):
     t = _tensors.to_c(arr, dt)
     node, st = ctypes.c_void_p(), status()
     try:
-        check(lib.dfx_builder_const(g._builder, _node_name(name), t, ctypes.byref(node), st), st,
+        check(lib.dfx_builder_const(g._builder, _unique_name(g, name), t, ctypes.byref(node), st), st,
               "adding a Const")
     finally:
         lib.dfx_tensor_free(t)
@@ -165,7 +182,7 @@ def make_placeholder(g, dtype, shape=None, name=None):
     shape = None if shape is None else tuple(None if d is None or d < 0 else int(d) for d in shape)
     dims = None if not shape else (ctypes.c_int64 * len(shape))(*[-1 if d is None else d for d in shape])
     node, st = ctypes.c_void_p(), status()
-    check(lib.dfx_builder_placeholder(g._builder, _node_name(name), dt.enum, dims,
+    check(lib.dfx_builder_placeholder(g._builder, _unique_name(g, name), dt.enum, dims,
                                       -1 if shape is None else len(shape), ctypes.byref(node), st), st,
           "adding a Placeholder")
     return Tensor(g, lib.dfx_bnode_name(node), dt, shape)

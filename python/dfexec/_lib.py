@@ -130,6 +130,8 @@ _PROTOS = {
     "dfx_builder_free": (None, [P]),
     "dfx_builder_node_count": (c_int, [P]),
     "dfx_builder_node": (c_int, [P, c_char_p, c_char_p, POINTER(c_char_p), c_int, PP, P]),
+    "dfx_builder_find": (P, [P, c_char_p]),
+    "dfx_builder_pivot": (c_char_p, [P]),
     "dfx_bnode_name": (c_char_p, [P]),
     "dfx_bnode_attr_int": (c_int, [P, c_char_p, c_int64]),
     "dfx_bnode_attr_float": (c_int, [P, c_char_p, c_float]),

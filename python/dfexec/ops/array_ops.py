@@ -44,7 +44,8 @@ def reshape(x, shape, name=None):
     else:
         out = None if not isinstance(shape, Tensor) or shape.shape is None or shape.shape[0] is None \
             else (None,) * shape.shape[0]
-    return _op("Reshape", [x, int_vector(shape, x.graph, "reshape's shape")], x.dtype, out, name=name)
+    dims_t = int_vector(shape, x.graph, "reshape's shape")
+    return _op("Reshape", [x, dims_t], x.dtype, out, {"Tshape": dims_t.dtype}, name)
 
 
 def transpose(x, perm=None, name=None):
@@ -54,7 +55,8 @@ def transpose(x, perm=None, name=None):
             raise ValueError("transpose without perm needs a known rank")
         perm = list(reversed(builtins.range(x.ndim)))
     shape = None if x.shape is None else tuple(x.shape[p] for p in perm)
-    return _op("Transpose", [x, int_vector(perm, x.graph, "perm")], x.dtype, shape, name=name)
+    perm_t = int_vector(perm, x.graph, "perm")
+    return _op("Transpose", [x, perm_t], x.dtype, shape, {"Tperm": perm_t.dtype}, name)
 
 
 def _same_dtype(values):
@@ -148,7 +150,7 @@ def fill(dims, value, dtype=None, name=None):
     d = int_vector(dims, g, "fill's dims")
     static = _const_ints(dims)
     shape = tuple(static) if static is not None else None if d.shape is None else (None,) * d.shape[0]
-    return _op("Fill", [d, v], v.dtype, shape, name=name)
+    return _op("Fill", [d, v], v.dtype, shape, {"index_type": d.dtype}, name)
 
 
 def zeros(shape, dtype="float32", name=None): return fill(shape, 0, dtype, name)
@@ -177,7 +179,7 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 (tf.
     n = None
     if not ts:
         n = len(np.arange(start, limit, delta))
-    return _op("Range", [s, lim, d], dt, (n,), name=name)
+    return _op("Range", [s, lim, d], dt, (n,), {"Tidx": dt}, name)
 
 
 def tile(x, multiples, name=None):
@@ -186,7 +188,8 @@ def tile(x, multiples, name=None):
     shape = None
     if x.shape is not None:
         shape = tuple(None if d is None or m is None else d * k for d, k in zip(x.shape, m or [0] * len(x.shape)))
-    return _op("Tile", [x, int_vector(multiples, x.graph, "multiples")], x.dtype, shape, name=name)
+    m_t = int_vector(multiples, x.graph, "multiples")
+    return _op("Tile", [x, m_t], x.dtype, shape, {"Tmultiples": m_t.dtype}, name)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -212,7 +215,7 @@ def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1, dtype="float32
         shape = i.shape[:pos] + (int(depth),) + i.shape[pos:]
     d = cast(depth, dtypes.int32) if isinstance(depth, Tensor) else _build.make_const(g, int(depth), dtypes.int32)
     return _op("OneHot", [i, d, as_tensor(on_value, dt, g), as_tensor(off_value, dt, g)], dt, shape,
-               {"axis": axis}, name)
+               {"axis": axis, "TI": i.dtype}, name)
 
 
 # ---- indexing -------------------------------------------------------------------

@@ -206,7 +206,7 @@ def _reduce(op_type, x, axis, keepdims, name, dtype=None):
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     else:
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    return _op(op_type, [x, t], dtype or x.dtype, shape, {"keep_dims": bool(keepdims)}, name)
+    return _op(op_type, [x, t], dtype or x.dtype, shape, {"keep_dims": bool(keepdims), "Tidx": t.dtype}, name)
 
 
 def reduce_sum(x, axis=None, keepdims=False, name=None): return _reduce("Sum", x, axis, keepdims, name)
