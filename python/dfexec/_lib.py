@@ -21,7 +21,7 @@ API_VERSION = (0, 1)   # the dfexec.h major.minor this package was written again
 def _candidates():
     env = os.environ.get("DFEXEC_LIBRARY")
     if env:
-        return [env], True
+        return [os.path.abspath(env)], True
     paths = ["libdfexec.so.0", "libdfexec.so"]
     try:
         from . import _install_info

@@ -51,10 +51,8 @@ def to_c(value, dtype):
         t = lib.dfx_tensor_new_wrap(dtype.enum, dims, len(shape), arr.ctypes.data, nbytes, _release, key)
         if not t:
             _wrapped.pop(key, None)
-    else:
-        if not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr)
-        t = lib.dfx_tensor_new_copy(dtype.enum, dims, len(shape), arr.ctypes.data, nbytes)
+    else:      # bytes go to a c_void_p argument as their buffer: cheaper than arr.ctypes
+        t = lib.dfx_tensor_new_copy(dtype.enum, dims, len(shape), arr.tobytes(), nbytes)
     if not t:
         raise MemoryError(f"dfexec could not make a {dtype.name} tensor of shape {shape}")
     return t
@@ -99,11 +97,12 @@ def from_c(t):
             p = lib.dfx_tensor_string(t, i, ctypes.byref(ln))
             out[i] = ctypes.string_at(p, ln.value) if ln.value else b""
         return out.reshape(shape)
-    if dt is dtypes.bfloat16:
-        out = np.empty(shape, dtype=np.uint16)
-    else:
-        out = np.empty(shape, dtype=dt.np)
+    npdt = np.dtype(np.uint16) if dt is dtypes.bfloat16 else dt.np
     nbytes = lib.dfx_tensor_nbytes(t)
-    if nbytes:
+    if nbytes < WRAP_MIN_BYTES:      # small: one bytes copy, wrapped writable
+        out = np.ndarray(shape, npdt, bytearray(ctypes.string_at(lib.dfx_tensor_data(t), nbytes)) if nbytes
+                         else None)
+    else:
+        out = np.empty(shape, dtype=npdt)
         ctypes.memmove(out.ctypes.data, lib.dfx_tensor_data(t), nbytes)
     return dtypes.bf16_to_float32(out) if dt is dtypes.bfloat16 else out

@@ -9,6 +9,7 @@ borrows its graph.
 """
 import ctypes
 import os
+import threading
 from collections import namedtuple
 
 from . import dtypes
@@ -52,12 +53,14 @@ class Graph:
         self._source = None        # (path, bytes) of a loaded graph
         self._info = None          # cached introspection of the snapshot
         self._state = _build.BuildState()
+        self._lock = threading.Lock()   # finalising touches the builder, which is single-threaded
 
     @classmethod
     def _loaded(cls, handle, path, data):
         g = cls.__new__(cls)
         g._builder = None
         g._snapshot, g._snapshot_nodes, g._source, g._info, g._state = handle, -1, (path, data), None, None
+        g._lock = threading.Lock()
         return g
 
     def __del__(self, free=lib.dfx_builder_free):
@@ -79,11 +82,12 @@ class Graph:
     def _handle(self):
         """The current imported snapshot (finalising the builder if it grew)."""
         if self._builder is not None:
-            n = lib.dfx_builder_node_count(self._builder)
-            if self._snapshot is None or n != self._snapshot_nodes:
-                out, st = ctypes.c_void_p(), status()
-                check(lib.dfx_builder_to_graph(self._builder, ctypes.byref(out), st), st)
-                self._snapshot, self._snapshot_nodes, self._info = _Handle(out.value), n, None
+            with self._lock:
+                n = lib.dfx_builder_node_count(self._builder)
+                if self._snapshot is None or n != self._snapshot_nodes:
+                    out, st = ctypes.c_void_p(), status()
+                    check(lib.dfx_builder_to_graph(self._builder, ctypes.byref(out), st), st)
+                    self._snapshot, self._snapshot_nodes, self._info = _Handle(out.value), n, None
         return self._snapshot
 
     def save(self, path):
@@ -94,7 +98,8 @@ class Graph:
         path = os.fspath(path)
         if self._builder is not None:
             st = status()
-            check(lib.dfx_builder_save(self._builder, path.encode(), st), st, f"saving {path}")
+            with self._lock:
+                check(lib.dfx_builder_save(self._builder, path.encode(), st), st, f"saving {path}")
             return
         src, data = self._source
         text_in = data.lstrip()[:1].isalpha() or _is_text(src)
@@ -113,8 +118,9 @@ class Graph:
             raise UnimplementedError("serialize() is for graphs built in Python; "
                                      "a loaded graph's bytes are its file")
         buf, n, st = ctypes.c_void_p(), ctypes.c_size_t(), status()
-        check(lib.dfx_builder_serialize(self._builder, int(bool(text)), ctypes.byref(buf),
-                                        ctypes.byref(n), st), st)
+        with self._lock:
+            check(lib.dfx_builder_serialize(self._builder, int(bool(text)), ctypes.byref(buf),
+                                            ctypes.byref(n), st), st)
         try:
             return ctypes.string_at(buf.value, n.value)
         finally:
@@ -124,9 +130,10 @@ class Graph:
 
     def _introspect(self):
         h = self._handle()
-        if self._info is None:
-            self._info = _read_info(h.ptr)
-        return self._info
+        info = self._info
+        if info is None:
+            info = self._info = _read_info(h.ptr)
+        return info
 
     @property
     def nodes(self):

@@ -12,6 +12,7 @@ The C call releases the GIL, so Python threads can run one session at once.
 """
 import ctypes
 import threading
+import time
 
 from . import _tensors, dtypes
 from ._lib import Port, RunOptions, SessionOptions, lib
@@ -37,11 +38,6 @@ def _leaf_name(x):
                     "use a tensor name ('node:0') or a dfexec Tensor")
 
 
-class _Fetch:
-    """A flattened fetch structure: the leaf names and how to rebuild it."""
-    __slots__ = ("names", "rebuild")
-
-
 def _flatten(fetches, names):
     """Appends leaves of `fetches` to `names`; returns a rebuild function
     taking the iterator of leaf values."""
@@ -59,6 +55,33 @@ def _flatten(fetches, names):
         return lambda it: cls([p(it) for p in parts])
     names.append(_leaf_name(fetches))
     return next
+
+
+class _Plan:
+    """The C arrays for one combination of fetches and feed keys, made once
+    and reused (they are only read by C, so threads may share them)."""
+
+    def __init__(self, session, names, feed_keys):
+        fetch, targets, where = [], [], []
+        for n in names:
+            if n.startswith("^"):
+                session._port(n[1:])           # checks that the node exists
+                targets.append(n[1:].encode())
+                where.append(None)
+            else:
+                where.append(len(fetch))
+                fetch.append(session._port(n)[0])
+        self.where = where if targets else None
+        self.n_fetch, self.n_targets = len(fetch), len(targets)
+        self.fetch_ports = (Port * len(fetch))(*fetch)
+        self.targets = (ctypes.c_char_p * len(targets))(*targets)
+        self.feed_names = [_leaf_name(k) for k in feed_keys]
+        ports = [session._port(n) for n in self.feed_names]
+        for name, (_, dt) in zip(self.feed_names, ports):
+            if dt is None:
+                raise TypeError(f"cannot feed '{name}': its dtype has no numpy equivalent")
+        self.feed_ports = (Port * len(ports))(*[p for p, _ in ports])
+        self.feed_dtypes = [dt for _, dt in ports]
 
 
 class Session:
@@ -82,20 +105,24 @@ class Session:
         check(lib.dfx_session_new(self._handle.ptr, ctypes.byref(opts), ctypes.byref(out), st), st)
         self._ptr = out.value
         self._defaults = (max_iterations, timeout)
-        self._ports = {}        # tensor name -> (Port, DType or None) / target bytes
-        self._active = 0
-        self._cv = threading.Condition()
+        self._ports = {}        # tensor name -> (Port, DType or None)
+        self._plans = {}        # (fetch names, feed keys) -> _Plan
+        self._running = set()   # one token per run in progress (set.add/discard are atomic)
+        self._closed = False
+        self._close_lock = threading.Lock()
 
     # ---- lifetime -----------------------------------------------------------
 
     def close(self):
         """Frees the session. Runs still in progress are cancelled and waited for."""
-        with self._cv:
-            if not self._ptr:
+        with self._close_lock:
+            if self._closed:
                 return
-            if self._active:
+            self._closed = True      # runs starting from now on refuse
+            if self._running:
                 lib.dfx_session_cancel(self._ptr)
-                self._cv.wait_for(lambda: self._active == 0)
+                while self._running:
+                    time.sleep(0.001)
             ptr, self._ptr = self._ptr, None
         lib.dfx_session_free(ptr)
 
@@ -111,7 +138,7 @@ class Session:
 
     def cancel(self):
         """Makes every run in progress stop with CancelledError (any thread)."""
-        if self._ptr:
+        if not self._closed:
             lib.dfx_session_cancel(self._ptr)
 
     # ---- names --------------------------------------------------------------
@@ -138,72 +165,61 @@ class Session:
         entry = self._ports[name] = (Port(node.encode(), idx), dt)
         return entry
 
+    def _plan(self, names, feed_keys):
+        key = (names, feed_keys)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = _Plan(self, names, feed_keys)
+            if len(self._plans) < 1024:
+                self._plans[key] = plan
+        return plan
+
     # ---- running ----------------------------------------------------------------
 
     def run(self, fetches, feed_dict=None, *, max_iterations=None, timeout=None):
         """Runs one step: computes `fetches` with `feed_dict`'s values fed in.
         max_iterations: a loop frame may run at most this many iterations
         (LimitExceededError past it); timeout: seconds (DeadlineExceededError)."""
-        single = not isinstance(fetches, (list, tuple, dict))
-        if single:
-            names, rebuild = [_leaf_name(fetches)], None
-        else:
+        if isinstance(fetches, (list, tuple, dict)):
             names = []
             rebuild = _flatten(fetches, names)
-        values = self._run(names, feed_dict, max_iterations, timeout)
-        return values[0] if single else rebuild(iter(values))
+            return rebuild(iter(self._run(tuple(names), feed_dict, max_iterations, timeout)))
+        return self._run((_leaf_name(fetches),), feed_dict, max_iterations, timeout)[0]
 
     def _run(self, names, feed_dict, max_iterations, timeout):
-        fetch_ports, targets, where = [], [], []
-        for n in names:
-            if n.startswith("^"):
-                self._port(n[1:])           # checks that the node exists
-                targets.append(n[1:].encode())
-                where.append(None)
-            else:
-                where.append(len(fetch_ports))
-                fetch_ports.append(self._port(n)[0])
         feeds = feed_dict or {}
-        n_feeds, n_fetch, n_tgt = len(feeds), len(fetch_ports), len(targets)
-        feed_ports = (Port * n_feeds)()
+        plan = self._plan(names, tuple(feeds))
+        n_feeds, n_fetch = len(feeds), plan.n_fetch
         feed_vals = (ctypes.c_void_p * n_feeds)()
         out_vals = (ctypes.c_void_p * n_fetch)()
+        token = object()
         try:
-            for j, (key, value) in enumerate(feeds.items()):
-                name = _leaf_name(key)
-                port, dt = self._port(name)
-                if dt is None:
-                    raise TypeError(f"cannot feed '{name}': its dtype has no numpy equivalent")
+            for j, value in enumerate(feeds.values()):
                 try:
-                    feed_vals[j] = _tensors.to_c(value, dt)
+                    feed_vals[j] = _tensors.to_c(value, plan.feed_dtypes[j])
                 except (TypeError, ValueError) as e:
-                    raise type(e)(f"cannot feed '{name}' ({dt.name}): {e}") from None
-                feed_ports[j] = port
+                    raise type(e)(f"cannot feed '{plan.feed_names[j]}' ({plan.feed_dtypes[j].name}): {e}") from None
             ro = self._run_options(max_iterations, timeout)
             st = status()
-            with self._cv:
-                if not self._ptr:
-                    raise DfexecError("the session is closed")
-                self._active += 1
-            try:
-                code = lib.dfx_session_run(self._ptr, ro, feed_ports, feed_vals, n_feeds,
-                                           (Port * n_fetch)(*fetch_ports), out_vals, n_fetch,
-                                           (ctypes.c_char_p * n_tgt)(*targets), n_tgt, st)
-            finally:
-                with self._cv:
-                    self._active -= 1
-                    if not self._active:
-                        self._cv.notify_all()
+            self._running.add(token)
+            if self._closed:
+                raise DfexecError("the session is closed")
+            code = lib.dfx_session_run(self._ptr, ro, plan.feed_ports, feed_vals, n_feeds, plan.fetch_ports,
+                                       out_vals, n_fetch, plan.targets, plan.n_targets, st)
+            self._running.discard(token)
             check(code, st)
             results = [_tensors.from_c(t) for t in out_vals]
         finally:
+            self._running.discard(token)
             for t in out_vals:
                 if t:
                     lib.dfx_tensor_free(t)
             for t in feed_vals:
                 if t:
                     lib.dfx_tensor_free(t)
-        return [None if w is None else results[w] for w in where]
+        if plan.where is None:
+            return results
+        return [None if w is None else results[w] for w in plan.where]
 
     def _run_options(self, max_iterations, timeout):
         mi = max_iterations if max_iterations is not None else self._defaults[0]
