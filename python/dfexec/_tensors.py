@@ -85,9 +85,11 @@ def _strings_to_c(value):
     return t
 
 
-def from_c(t):
-    """A new numpy array with the contents of dfx_tensor `t` (borrowed)."""
-    dt = dtypes.from_enum(lib.dfx_tensor_dtype(t))
+def from_c(t, dt=None):
+    """A new numpy array with the contents of dfx_tensor `t` (borrowed);
+    `dt`, when given, is its DType as the graph declares it."""
+    if dt is None:
+        dt = dtypes.from_enum(lib.dfx_tensor_dtype(t))
     shape = tuple(lib.dfx_tensor_dim(t, i) for i in range(lib.dfx_tensor_ndims(t)))
     if dt is dtypes.string:
         n = lib.dfx_tensor_count(t)

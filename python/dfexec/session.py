@@ -57,6 +57,9 @@ def _flatten(fetches, names):
     return next
 
 
+_NO_TENSORS = (ctypes.c_void_p * 0)()
+
+
 class _Plan:
     """The C arrays for one combination of fetches and feed keys, made once
     and reused (they are only read by C, so threads may share them)."""
@@ -70,10 +73,12 @@ class _Plan:
                 where.append(None)
             else:
                 where.append(len(fetch))
-                fetch.append(session._port(n)[0])
+                fetch.append(session._port(n))
         self.where = where if targets else None
         self.n_fetch, self.n_targets = len(fetch), len(targets)
-        self.fetch_ports = (Port * len(fetch))(*fetch)
+        self.fetch_ports = (Port * len(fetch))(*[p for p, _ in fetch])
+        self.fetch_dtypes = [dt for _, dt in fetch]
+        self.out_array = ctypes.c_void_p * len(fetch)
         self.targets = (ctypes.c_char_p * len(targets))(*targets)
         self.feed_names = [_leaf_name(k) for k in feed_keys]
         ports = [session._port(n) for n in self.feed_names]
@@ -189,9 +194,10 @@ class Session:
     def _run(self, names, feed_dict, max_iterations, timeout):
         feeds = feed_dict or {}
         plan = self._plan(names, tuple(feeds))
-        n_feeds, n_fetch = len(feeds), plan.n_fetch
-        feed_vals = (ctypes.c_void_p * n_feeds)()
-        out_vals = (ctypes.c_void_p * n_fetch)()
+        feed_vals = (ctypes.c_void_p * len(feeds))() if feeds else _NO_TENSORS
+        out_vals = plan.out_array()
+        ro = None if max_iterations is None and timeout is None and self._defaults == (None, None) \
+            else self._run_options(max_iterations, timeout)
         token = object()
         try:
             for j, value in enumerate(feeds.values()):
@@ -199,16 +205,16 @@ class Session:
                     feed_vals[j] = _tensors.to_c(value, plan.feed_dtypes[j])
                 except (TypeError, ValueError) as e:
                     raise type(e)(f"cannot feed '{plan.feed_names[j]}' ({plan.feed_dtypes[j].name}): {e}") from None
-            ro = self._run_options(max_iterations, timeout)
             st = status()
             self._running.add(token)
             if self._closed:
                 raise DfexecError("the session is closed")
-            code = lib.dfx_session_run(self._ptr, ro, plan.feed_ports, feed_vals, n_feeds, plan.fetch_ports,
-                                       out_vals, n_fetch, plan.targets, plan.n_targets, st)
+            code = lib.dfx_session_run(self._ptr, ro, plan.feed_ports, feed_vals, len(feeds), plan.fetch_ports,
+                                       out_vals, plan.n_fetch, plan.targets, plan.n_targets, st)
             self._running.discard(token)
-            check(code, st)
-            results = [_tensors.from_c(t) for t in out_vals]
+            if code:
+                check(code, st)
+            results = [_tensors.from_c(t, dt) for t, dt in zip(out_vals, plan.fetch_dtypes)]
         finally:
             self._running.discard(token)
             for t in out_vals:
