@@ -20,3 +20,11 @@ from . import ops
 __version__ = "0.1.0"
 from .function import Function, GraphFunction, TensorSpec, function
 from .trace import TracingWarning, trace
+
+__all__ = [
+    "CancelledError", "ConversionError", "DType", "DeadlineExceededError", "DfexecError",
+    "FailedPreconditionError", "FileIOError", "Function", "Graph", "GraphFunction", "InternalError",
+    "InvalidArgumentError", "LimitExceededError", "NotFoundError", "OutOfRangeError",
+    "ResourceExhaustedError", "Session", "StuckError", "Tensor", "TensorSpec", "TracingWarning",
+    "UnimplementedError", "as_dtype", "function", "library_path", "library_version", "load", "ops", "trace",
+]

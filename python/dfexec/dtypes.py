@@ -38,30 +38,41 @@ class DType:
         return self.np.kind == "c"
 
 
-_TABLE = [
-    # name, dfx enum (TensorFlow's DataType number), numpy dtype
-    ("float32", 1, np.float32), ("float64", 2, np.float64), ("int32", 3, np.int32),
-    ("uint8", 4, np.uint8), ("int16", 5, np.int16), ("int8", 6, np.int8),
-    ("string", 7, object), ("complex64", 8, np.complex64), ("int64", 9, np.int64),
-    ("bool", 10, np.bool_), ("qint8", 11, np.int8), ("quint8", 12, np.uint8),
-    ("qint32", 13, np.int32), ("bfloat16", 14, np.float32), ("qint16", 15, np.int16),
-    ("quint16", 16, np.uint16), ("uint16", 17, np.uint16), ("complex128", 18, np.complex128),
-    ("float16", 19, np.float16), ("uint32", 22, np.uint32), ("uint64", 23, np.uint64),
-]
-
 _BY_NAME = {}
 _BY_ENUM = {}
-for _name, _enum, _np in _TABLE:
-    _dt = DType(_name, _enum, _np, 0 if _enum == 7 else np.dtype(_np).itemsize if _enum != 14 else 2)
-    _BY_NAME[_name] = _BY_ENUM[_enum] = _dt
-    globals()[_name + ("_" if _name == "bool" else "")] = _dt
-_BY_NAME["bool_"] = bool_      # noqa: F821 (defined by the loop above)
-_BY_NAME["half"] = float16     # noqa: F821
-_BY_NAME["float"] = float32    # noqa: F821
-_BY_NAME["double"] = float64   # noqa: F821
-_BY_NP = {np.dtype(n): _BY_NAME[n] for n in
-          ("float32", "float64", "int32", "uint8", "int16", "int8", "complex64", "int64",
-           "bool", "uint16", "complex128", "float16", "uint32", "uint64")}
+
+
+def _dt(name, enum, np_dtype, size):
+    d = _BY_NAME[name] = _BY_ENUM[enum] = DType(name, enum, np_dtype, size)
+    return d
+
+
+# name, dfx enum (TensorFlow's DataType number), numpy dtype, bytes per element
+float32 = _dt("float32", 1, np.float32, 4)
+float64 = _dt("float64", 2, np.float64, 8)
+int32 = _dt("int32", 3, np.int32, 4)
+uint8 = _dt("uint8", 4, np.uint8, 1)
+int16 = _dt("int16", 5, np.int16, 2)
+int8 = _dt("int8", 6, np.int8, 1)
+string = _dt("string", 7, object, 0)
+complex64 = _dt("complex64", 8, np.complex64, 8)
+int64 = _dt("int64", 9, np.int64, 8)
+bool_ = _dt("bool", 10, np.bool_, 1)
+qint8 = _dt("qint8", 11, np.int8, 1)
+quint8 = _dt("quint8", 12, np.uint8, 1)
+qint32 = _dt("qint32", 13, np.int32, 4)
+bfloat16 = _dt("bfloat16", 14, np.float32, 2)
+qint16 = _dt("qint16", 15, np.int16, 2)
+quint16 = _dt("quint16", 16, np.uint16, 2)
+uint16 = _dt("uint16", 17, np.uint16, 2)
+complex128 = _dt("complex128", 18, np.complex128, 16)
+float16 = _dt("float16", 19, np.float16, 2)
+uint32 = _dt("uint32", 22, np.uint32, 4)
+uint64 = _dt("uint64", 23, np.uint64, 8)
+
+_BY_NAME.update({"bool_": bool_, "half": float16, "float": float32, "double": float64})
+_BY_NP = {d.np: d for d in (float32, float64, int32, uint8, int16, int8, complex64, int64, bool_, uint16,
+                            complex128, float16, uint32, uint64)}
 
 ALL = tuple(_BY_ENUM.values())
 
@@ -77,16 +88,16 @@ def as_dtype(x):
         except KeyError:
             raise TypeError(f"unknown dtype name {x!r}") from None
     if x is float:
-        return float64     # noqa: F821
+        return float64
     if x is int:
-        return int64       # noqa: F821
+        return int64
     if x is bool:
-        return bool_       # noqa: F821
+        return bool_
     if x in (bytes, str):
-        return string      # noqa: F821
+        return string
     d = np.dtype(x)
     if d.kind in "OSU":
-        return string      # noqa: F821
+        return string
     try:
         return _BY_NP[d]
     except KeyError:

@@ -11,7 +11,7 @@ Python `if` or `while`: bool(t) raises, naming the source line, except while
 tracing (dfexec.trace), where the value of the example run decides and a
 TracingWarning names the line whose path the graph is now fixed to.
 """
-from . import dtypes, shapes
+from . import shapes
 
 
 class Tensor:

@@ -50,7 +50,7 @@ def undefined_return():
 
 def retval(v):
     """The function's result after return lowering (None if no return ran)."""
-    return None if isinstance(v, Undefined) else v
+    return None if isinstance(v, Undefined) and v.is_return else v
 
 
 # ---- expressions --------------------------------------------------------------
@@ -194,14 +194,15 @@ def range_(*args):
 
 
 def _is_numeric(v):
-    return isinstance(v, (np.ndarray, np.generic)) or (is_python_scalar(v) and not isinstance(v, complex)) \
-        or isinstance(v, complex)
+    return isinstance(v, (np.ndarray, np.generic)) or is_python_scalar(v)
 
 
-def _zeros(spec, g):
+def _zeros(spec, g, name):
+    """Zeros standing in for `name` on a path where it has no value yet."""
     dt, shape = spec
     if shape is None or None in shape:
-        raise ValueError("needs a fully known shape to make a placeholder value")
+        raise ConversionError(f"'{name}' has no value on one path, and its shape {shapes.fmt(shape)} is not "
+                              "fully known, so no zeros can stand in for it; give it a value first")
     return as_tensor(np.zeros(shape, dtype=dt.np), dt, g)
 
 
@@ -297,7 +298,7 @@ def _graph_values(slots, vals, g):
         if s.keep:
             continue
         if isinstance(v, Undefined):
-            out.extend(_zeros(spec, g) for spec in s.specs)
+            out.extend(_zeros(spec, g, s.name) for spec in s.specs)
         else:
             out.extend(_nest.flatten(v))
     return out
@@ -378,10 +379,8 @@ class _Counter:
             self.r, self.seq = None, iterable
             if iterable.ndim == 0:
                 raise TypeError(f"cannot iterate over a scalar tensor ({iterable.name})")
-            n = len_(iterable)
-            dt = n.dtype if isinstance(n, Tensor) else dtypes.int32
-            self.n = n
-            self.init = as_tensor(0, dt, g)
+            self.n = len_(iterable)
+            self.init = as_tensor(0, dtypes.int64, g)
 
     def test(self, i):
         return self.r.test(i) if self.r is not None else i < self.n
@@ -434,14 +433,13 @@ def _probe_value(v, dts):
     """A type-only stand-in for a loop variable's initial value: numbers and
     numpy values become probe tensors (so the probe follows the path the
     graph will take), with the dtype `dts` gives for Python numbers."""
-    from ..tensor import Tensor as T
     g = _build.get_default_graph()
 
     def leaf(x):
         if isinstance(x, (np.ndarray, np.generic)):
-            return T(g, None, dtypes.as_dtype(x.dtype), np.shape(x))
+            return Tensor(g, None, dtypes.as_dtype(x.dtype), np.shape(x))
         if is_python_scalar(x):
-            return T(g, None, dts.pop(0), ())
+            return Tensor(g, None, dts.pop(0), ())
         return x
     if _nest.is_nested(v):
         return _nest.pack(v, [leaf(x) for x in _nest.flatten(v)])
@@ -477,11 +475,11 @@ def _tensor_loop(g, test, counter, body, get, set_, names, live, loc):
                                for n, v in zip(names, init))
             after = step(probe_init, None if counter is None else counter.init)
         settled = True
-        for n, a, b in zip(names, probe_init, after):
+        for n, a, b, orig_v in zip(names, probe_init, after, init):
             if n not in live or not number_dts[n] or not _nest.same_structure(a, b):
                 continue
             k = 0
-            for x, y, orig in zip(_nest.flatten(a), _nest.flatten(b), _nest.flatten(init[names.index(n)])):
+            for x, y, orig in zip(_nest.flatten(a), _nest.flatten(b), _nest.flatten(orig_v)):
                 if is_python_scalar(orig):
                     if isinstance(y, Tensor) and y.dtype is not x.dtype:
                         number_dts[n][k], settled = y.dtype, False
@@ -524,9 +522,7 @@ def _tensor_loop(g, test, counter, body, get, set_, names, live, loc):
     def convert(k, v):
         if k == len(flat):
             return v
-        s, spec = flat[k]
-        if isinstance(v, Undefined):
-            raise ConversionError(f"{where}: '{s.name}' is not assigned on every path through the loop body")
+        s = flat[k][0]
         like = init_leaves[k]
         if isinstance(v, Tensor):
             return conform(v, like, f"{where}: loop variable '{s.name}'", "after one iteration")

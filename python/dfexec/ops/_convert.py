@@ -68,11 +68,18 @@ def promote(a, b):
     return dtypes.as_dtype(np.result_type(a.np, b.np))
 
 
-def cast(x, dt):
-    dt = dtypes.as_dtype(dt)
+def op1(op_type, inputs, dtype, shape, attrs=None, name=None):
+    """Adds a node with one output to the graph of its first input."""
+    return _build.make_op(inputs[0].graph, op_type, inputs, [(dtype, shape)], attrs, name)[0]
+
+
+def cast(x, dtype, name=None):
+    """x converted to `dtype` (float to int truncates toward zero)."""
+    x = as_tensor(x)
+    dt = dtypes.as_dtype(dtype)
     if x.dtype is dt:
         return x
-    return _build.make_op(x.graph, "Cast", [x], [(dt, x.shape)], {"DstT": dt})[0]
+    return op1("Cast", [x], dt, x.shape, {"DstT": dt}, name)
 
 
 def operands(x, y):

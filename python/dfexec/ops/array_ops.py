@@ -7,11 +7,7 @@ import numpy as np
 
 from .. import _build, dtypes, shapes
 from ..tensor import Tensor
-from ._convert import as_tensor, cast, graph_of, int_vector, operands, promote
-
-
-def _op(op_type, inputs, dtype, shape, attrs=None, name=None):
-    return _build.make_op(inputs[0].graph, op_type, inputs, [(dtype, shape)], attrs, name)[0]
+from ._convert import as_tensor, cast, graph_of, int_vector, op1 as _op, operands, promote
 
 
 def _const_ints(x):

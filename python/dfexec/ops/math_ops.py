@@ -8,13 +8,9 @@ import numpy as np
 
 from .. import _build, dtypes, shapes
 from ..tensor import Tensor
-from ._convert import as_tensor, graph_of, operands
+from ._convert import as_tensor, cast, graph_of, op1 as _op, operands
 
 _bool = dtypes.bool_
-
-
-def _op(op_type, inputs, dtype, shape, attrs=None, name=None):
-    return _build.make_op(inputs[0].graph, op_type, inputs, [(dtype, shape)], attrs, name)[0]
 
 
 def _binary(op_type, x, y, name=None, bool_out=False):
@@ -87,15 +83,6 @@ def clip_by_value(x, lo, hi, name=None):
     x = as_tensor(x)
     lo, hi = as_tensor(lo, x.dtype, x.graph), as_tensor(hi, x.dtype, x.graph)
     return _op("ClipByValue", [x, lo, hi], x.dtype, x.shape, name=name)
-
-
-def cast(x, dtype, name=None):
-    """x converted to `dtype` (float to int truncates toward zero)."""
-    x = as_tensor(x)
-    dt = dtypes.as_dtype(dtype)
-    if x.dtype is dt:
-        return x
-    return _op("Cast", [x], dt, x.shape, {"DstT": dt}, name)
 
 
 # ---- comparisons and logic ---------------------------------------------------

@@ -1,7 +1,8 @@
 """Activations and friends (float inputs; integers are taken as float64)."""
 from .. import dtypes
 from ._convert import as_tensor
-from .math_ops import _float_fn, _op, cast, _unary
+from ._convert import cast, op1 as _op
+from .math_ops import _float_fn, _unary
 
 elu, softplus, softsign = _float_fn("Elu"), _float_fn("Softplus"), _float_fn("Softsign")
 
