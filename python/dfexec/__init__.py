@@ -15,16 +15,16 @@ from .errors import (CancelledError, ConversionError, DeadlineExceededError, Dfe
 from .graph import Graph, load
 from .session import Session
 from .tensor import Tensor
-from . import ops
-
-__version__ = "0.1.0"
+from . import dtypes, ops
 from .function import Function, GraphFunction, TensorSpec, function
 from .trace import TracingWarning, trace
+
+__version__ = "0.1.0"
 
 __all__ = [
     "CancelledError", "ConversionError", "DType", "DeadlineExceededError", "DfexecError",
     "FailedPreconditionError", "FileIOError", "Function", "Graph", "GraphFunction", "InternalError",
     "InvalidArgumentError", "LimitExceededError", "NotFoundError", "OutOfRangeError",
     "ResourceExhaustedError", "Session", "StuckError", "Tensor", "TensorSpec", "TracingWarning",
-    "UnimplementedError", "as_dtype", "function", "library_path", "library_version", "load", "ops", "trace",
+    "UnimplementedError", "as_dtype", "dtypes", "function", "library_path", "library_version", "load", "ops", "trace",
 ]
