@@ -487,6 +487,14 @@ def loop_else(n):
     return found
 
 
+def builtins_on_tensors(x, lo, hi):
+    steps = 0
+    while x > hi:
+        x = max(x - 3, lo)
+        steps += 1
+    return min(x, hi) + int(bool(steps)), float(steps)
+
+
 CASES = [
     # (function, python reference or None (the same), inputs, required graph control flow)
     (collatz_steps, None, [(i64(1),), (i64(6),), (i64(27),), (i64(97),)], {"loop", "cond"}),
@@ -549,4 +557,6 @@ CASES = [
     (calls_other_function, calls_other_function_py, [(i64(2),), (i64(3),), (i64(2000),)], {"loop", "cond"}),
     (nested_cond_depth3, None, [(i64(5), i64(2)), (i64(2), i64(5)), (i64(3), i64(-1)), (i64(-1), i64(4))], {"cond"}),
     (loop_else, None, [(i64(3),), (i64(10),), (i64(0),)], {"loop", "cond"}),
+    (builtins_on_tensors, None, [(i64(20), i64(5), i64(9)), (i64(3), i64(0), i64(9)), (i64(50), i64(40), i64(41))],
+     {"loop"}),
 ]

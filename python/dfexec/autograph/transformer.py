@@ -298,7 +298,6 @@ class _Liveness:
         if isinstance(s, (ast.FunctionDef, ast.ClassDef)):
             return (out - {s.name}) | _reads(s)
         if isinstance(s, ast.With):
-            s._live_out = out
             return self.block(s.body, out) | set().union(
                 *[_reads(i.context_expr) for i in s.items])
         if isinstance(s, ast.Try):
