@@ -8,7 +8,7 @@
  *     {"Add", "x: T, y: T -> z: T", "T: type"},
  *     {NULL}};
  *   static const dfx_kernel_def kernels[] = {
- *     {"Add", add_kernel, DFX_KERNEL_CHEAP},
+ *     {"Add", "T: {float, double, int32, int64}", add_kernel, DFX_KERNEL_CHEAP},
  *     {NULL}};
  *   void dfx__kernels_math_binary(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
  *
@@ -65,6 +65,13 @@ enum {
 
 typedef struct dfx_kernel_def {
   const char *op;
+  /* The dtypes this kernel handles, per type attr of its op, in the
+   * signature notation: "T: {float, double, int32}; Tidx: {int32, int64}"
+   * (a list(type) attr constrains every element). A node whose type attrs
+   * fall outside gets no kernel: session creation fails naming the node,
+   * the attr and the dtypes that have one. Several rows may serve one op
+   * with disjoint dtypes. NULL: every dtype the op's signature allows. */
+  const char *types;
   dfx_kernel_fn fn;
   unsigned flags;
   dfx_kernel_init_fn init; /* optional */
@@ -81,7 +88,17 @@ void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_
  * and fills st if building it failed (a bad signature string, out of memory). */
 const dfx_registry *dfx__registry_get(dfx_status *st);
 const dfx_op_def *dfx__registry_op(const dfx_registry *r, const char *op);
-const dfx_kernel_def *dfx__registry_kernel(const dfx_registry *r, const char *op);
+/* The kernel row for `node` (its op and type attrs), or NULL with the
+ * reason in st: no kernel for the op at all (DFX_EUNIMPL), or none for its
+ * dtypes (DFX_EUNIMPL, naming the attr, its value and the dtypes that have
+ * a kernel). */
+const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_node *node, dfx_status *st);
+/* Whether any kernel row serves op (whatever its dtypes). */
+bool dfx__registry_has_kernel(const dfx_registry *r, const char *op);
+/* The dtypes kernels of `op` accept for type attr `attr`, as a bit per dtype
+ * (bit t for dtype t); ~0 when some row does not constrain it. For
+ * `dfexec ops` and messages. */
+uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const char *attr);
 /* Iteration over registered op names, for `dfexec info` and tests. */
 int dfx__registry_op_count(const dfx_registry *r);
 const dfx_op_def *dfx__registry_op_at(const dfx_registry *r, int i);

@@ -9,12 +9,29 @@
 #include <uv.h>
 
 #include "alloc.h"
+#include "dtype.h"
 #include "kernel.h"
+
+/* One dtype constraint of a kernel row: attr `name` must be in `mask`. */
+typedef struct type_rule {
+  char name[32];
+  uint64_t mask;             /* bit per dtype */
+} type_rule;
+
+#define MAX_RULES 4          /* type attrs one row may constrain */
+
+/* A kernel row with its parsed dtype constraints. */
+typedef struct krow {
+  const dfx_kernel_def *def;
+  int n_rules;
+  type_rule rules[MAX_RULES];
+  struct krow *next;         /* the op's other rows */
+} krow;
 
 typedef struct entry {
   const char *name;          /* key: op name (points into def or kernel table) */
   dfx_op_def *def;           /* parsed signature, or NULL */
-  const dfx_kernel_def *kernel;
+  krow *kernels;             /* rows serving this op, in registration order */
 } entry;
 
 struct dfx_registry {
@@ -88,6 +105,90 @@ static entry *get_entry(dfx_registry *r, const char *name) {
   return e;
 }
 
+/* ---- kernel rows and their dtypes ---- */
+
+/* Parses a row's "T: {float, int32}; Tidx: {int32, int64}". A bad string
+ * is a bug in a kernel file: DFX_EINTERNAL at registry build. */
+static int parse_types(dfx_registry *r, const dfx_kernel_def *k, krow *row) {
+  const char *p = k->types;
+  if (!p) return 0;
+  while (*p) {
+    while (*p == ' ' || *p == ';') p++;
+    if (!*p) break;
+    if (row->n_rules == MAX_RULES) goto bad;
+    type_rule *rule = &row->rules[row->n_rules++];
+    size_t n = strcspn(p, ":");
+    if (!p[n] || n == 0 || n >= sizeof rule->name) goto bad;
+    memcpy(rule->name, p, n);
+    rule->name[n] = 0;
+    p += n + 1;
+    while (*p == ' ') p++;
+    if (*p++ != '{') goto bad;
+    for (;;) {
+      while (*p == ' ' || *p == ',') p++;
+      if (*p == '}') {
+        p++;
+        break;
+      }
+      char word[32];
+      size_t w = strcspn(p, ",} ");
+      if (!p[w] || w == 0 || w >= sizeof word) goto bad;
+      memcpy(word, p, w);
+      word[w] = 0;
+      dfx_dtype t = dfx__dtype_parse(word);
+      if (t == DFX_INVALID) goto bad;
+      rule->mask |= (uint64_t)1 << t;
+      p += w;
+    }
+  }
+  return 0;
+bad:
+  reg_error(r, DFX_EINTERNAL, "kernel of op %s: bad types string \"%s\"", k->op, k->types);
+  return -1;
+}
+
+static const type_rule *rule_for(const krow *row, const char *attr) {
+  for (int i = 0; i < row->n_rules; i++)
+    if (strcmp(row->rules[i].name, attr) == 0) return &row->rules[i];
+  return NULL;
+}
+
+/* Two rows of one op overlap unless some attr both constrain has disjoint
+ * dtype sets: then a node could match both and the choice would be
+ * arbitrary. */
+static bool rows_overlap(const krow *a, const krow *b) {
+  for (int i = 0; i < a->n_rules; i++) {
+    const type_rule *o = rule_for(b, a->rules[i].name);
+    if (o && !(o->mask & a->rules[i].mask)) return false;
+  }
+  return true;
+}
+
+/* Whether the node's value of a constrained type attr is allowed: a type
+ * attr, or every element of a list(type) attr. Attrs the node lacks or that
+ * are not types are left to the op signature's checks. On a mismatch *bad
+ * receives the offending dtype. */
+static bool row_accepts(const krow *row, const dfx_node *n, const type_rule **why, dfx_dtype *bad) {
+  for (int i = 0; i < row->n_rules; i++) {
+    const type_rule *rule = &row->rules[i];
+    const dfx_attr *a = dfx__node_attr(n, rule->name);
+    if (!a) continue;
+    if (a->kind == DFX_ATTR_TYPE && !(rule->mask >> a->v.type & 1)) {
+      *why = rule;
+      *bad = a->v.type;
+      return false;
+    }
+    if (a->kind == DFX_ATTR_LIST && a->v.list.kind == DFX_ATTR_TYPE)
+      for (int k = 0; k < a->v.list.n; k++)
+        if (!(rule->mask >> a->v.list.v.type[k] & 1)) {
+          *why = rule;
+          *bad = a->v.list.v.type[k];
+          return false;
+        }
+  }
+  return true;
+}
+
 void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_def *kernels) {
   for (const dfx_op_src *o = ops; o && o->name; o++) {
     entry *e = get_entry(r, o->name);
@@ -107,11 +208,24 @@ void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_
   for (const dfx_kernel_def *k = kernels; k && k->op; k++) {
     entry *e = get_entry(r, k->op);
     if (!e) return;
-    if (e->kernel) {
-      reg_error(r, DFX_EINTERNAL, "op %s has two kernels", k->op);
+    krow *row = calloc(1, sizeof *row);
+    if (!row) {
+      reg_error(r, DFX_ENOMEM, "out of memory building the kernel registry");
       return;
     }
-    e->kernel = k;
+    row->def = k;
+    if (parse_types(r, k, row)) {
+      free(row);
+      return;
+    }
+    krow **tail = &e->kernels;
+    for (; *tail; tail = &(*tail)->next)
+      if (rows_overlap(*tail, row)) {
+        reg_error(r, DFX_EINTERNAL, "op %s has two kernels for the same dtypes", k->op);
+        free(row);
+        return;
+      }
+    *tail = row;
   }
 }
 
@@ -134,7 +248,7 @@ static void build(void) {
     if (r->slots[i].name) r->order[k++] = &r->slots[i];
   qsort(r->order, k, sizeof(entry *), cmp_entry);
   for (uint32_t i = 0; i < k && r->err.code == DFX_OK; i++)
-    if (r->order[i]->kernel && !r->order[i]->def)
+    if (r->order[i]->kernels && !r->order[i]->def)
       reg_error(r, DFX_EINTERNAL, "op %s has a kernel but no signature", r->order[i]->name);
   g_registry = r;
 }
@@ -157,9 +271,43 @@ const dfx_op_def *dfx__registry_op(const dfx_registry *r, const char *op) {
   return e ? e->def : NULL;
 }
 
-const dfx_kernel_def *dfx__registry_kernel(const dfx_registry *r, const char *op) {
+const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_node *node, dfx_status *st) {
+  entry *e = lookup(r, node->op, 0);
+  if (!e || !e->kernels) {
+    dfx__status_set(st, DFX_EUNIMPL, "no kernel for this op");
+    return NULL;
+  }
+  const type_rule *why = NULL;
+  dfx_dtype bad = DFX_INVALID;
+  for (const krow *row = e->kernels; row; row = row->next)
+    if (row_accepts(row, node, &why, &bad)) return row->def;
+  /* Name what would have worked: the union over rows for that attr. */
+  uint64_t mask = dfx__registry_kernel_types(r, node->op, why->name);
+  dfx__status_set(st, DFX_EUNIMPL, "no %s kernel for %s=%s (dfexec has %s kernels for %s in {", node->op, why->name,
+                  dfx_dtype_name(bad), node->op, why->name);
+  const char *sep = "";
+  for (int t = 1; t < 64; t++)
+    if (mask >> t & 1 && dfx__dtype_valid(t)) {
+      dfx__status_append(st, "%s%s", sep, dfx_dtype_name((dfx_dtype)t));
+      sep = ", ";
+    }
+  dfx__status_append(st, "})");
+  return NULL;
+}
+
+bool dfx__registry_has_kernel(const dfx_registry *r, const char *op) {
   entry *e = lookup(r, op, 0);
-  return e ? e->kernel : NULL;
+  return e && e->kernels;
+}
+
+uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const char *attr) {
+  entry *e = lookup(r, op, 0);
+  uint64_t mask = 0;
+  for (const krow *row = e ? e->kernels : NULL; row; row = row->next) {
+    const type_rule *rule = rule_for(row, attr);
+    mask |= rule ? rule->mask : ~(uint64_t)0;
+  }
+  return mask;
 }
 
 int dfx__registry_op_count(const dfx_registry *r) { return (int)r->n; }

@@ -1,8 +1,9 @@
-/* plan.c - building a plan (plan.h) for one signature: check the ports,
- * prune the graph to what the fetches and targets need (graph/prune.c), add
- * one node per feed, describe every kept node to the flow graph (what
- * propagation may do with it) and to the executor (kernel, fetches), then
- * let frames/flow.c lay the flow out. */
+/* plan.c - building a plan (plan.h) for one signature, in two halves:
+ * select (check the ports, prune the graph to what the fetches and targets
+ * need: graph/prune.c), then, once the session has the kernels of the
+ * needed nodes, build (one node per feed, every kept node described to the
+ * flow graph, what propagation may do with it, and to the executor, its
+ * kernel and fetches; frames/flow.c lays the flow out). */
 #include <stdio.h>
 #include <string.h>
 
@@ -193,30 +194,100 @@ static dfx_code attach_fetches(dfx_plan *p, const dfx_graph_port *fetch_ids, con
   return DFX_OK;
 }
 
-dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernels, void *const *kstate,
-                         const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
-                         const char *const *targets, int n_targets, dfx_plan **out, dfx_status *st) {
+void dfx__plan_select_free(dfx_plan_sel *sel) {
+  dfx__free(sel->feeds);
+  dfx__free(sel->fetches);
+  dfx__free(sel->targets);
+  dfx__free(sel->needed);
+  dfx__free(sel->via);
+  memset(sel, 0, sizeof *sel);
+}
+
+dfx_code dfx__plan_select(const dfx_graph *g, const dfx_port *feeds, int n_feeds, const dfx_port *fetches,
+                          int n_fetches, const char *const *targets, int n_targets, dfx_plan_sel *sel,
+                          dfx_status *st) {
+  memset(sel, 0, sizeof *sel);
+  sel->n_feeds = n_feeds;
+  sel->n_fetches = n_fetches;
+  sel->n_targets = n_targets;
+  size_t nn = (size_t)g->n_nodes + 1;
+  dfx_code c;
+  if (!(sel->feeds = dfx__calloc((size_t)n_feeds + 1, sizeof *sel->feeds)) ||
+      !(sel->fetches = dfx__calloc((size_t)n_fetches + 1, sizeof *sel->fetches)) ||
+      !(sel->targets = dfx__calloc((size_t)n_targets + 1, sizeof(int))) || !(sel->needed = dfx__calloc(nn, 1)) ||
+      !(sel->via = dfx__malloc(sizeof(int) * nn))) {
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((c = resolve_ports(g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, sel->feeds, sel->fetches,
+                         sel->targets, st)) != DFX_OK ||
+      (c = dfx__graph_prune_mark(g, sel->fetches, n_fetches, sel->targets, n_targets, sel->feeds, n_feeds, sel->needed,
+                                 sel->via, st)) != DFX_OK)
+    goto fail;
+  return DFX_OK;
+fail:
+  dfx__plan_select_free(sel);
+  return c;
+}
+
+/* Ops that bring data into a graph from outside (tf.data iterators,
+ * queues, readers): graphs are often frozen with them in place and fed
+ * past them, so an error about one suggests feeding its outputs. */
+static bool is_input_op(const char *op) {
+  static const char *const ops[] = {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional",
+                                    "QueueDequeue", "QueueDequeueV2", "QueueDequeueMany", "QueueDequeueManyV2",
+                                    "QueueDequeueUpTo", "QueueDequeueUpToV2", "ReaderRead", "ReaderReadV2", NULL};
+  for (int i = 0; ops[i]; i++)
+    if (strcmp(op, ops[i]) == 0) return true;
+  return false;
+}
+
+void dfx__plan_explain(const dfx_graph *g, const dfx_plan_sel *sel, int id, dfx_status *st) {
+  /* Walk the consumers back to the fetch or target that needed the node. */
+  int chain[6], n = 0, v = id, input_op = is_input_op(g->nodes[id].op) ? id : -1;
+  for (int steps = 0; v >= 0 && steps < g->n_nodes; steps++) {
+    int next = sel->via[v];
+    if (next >= 0 && input_op < 0 && is_input_op(g->nodes[next].op)) input_op = next;
+    if (next < 0) break;
+    if (n < (int)(sizeof chain / sizeof chain[0])) chain[n++] = next;
+    v = next;
+  }
+  const char *what = "target";
+  int slot = -1;
+  for (int i = 0; i < sel->n_fetches; i++)
+    if (sel->fetches[i].node == v) {
+      what = "fetch";
+      slot = sel->fetches[i].slot;
+      break;
+    }
+  if (slot >= 0) dfx__status_append(st, "; needed for fetch '%s:%d'", g->nodes[v].name, slot);
+  else dfx__status_append(st, "; needed for %s '%s'", what, g->nodes[v].name);
+  if (v != id) {
+    dfx__status_append(st, " through '%s'", g->nodes[id].name);
+    for (int i = 0; i < n && chain[i] != v; i++) dfx__status_append(st, " -> '%s'", g->nodes[chain[i]].name);
+    if (n == (int)(sizeof chain / sizeof chain[0])) dfx__status_append(st, " -> ...");
+  }
+  if (input_op >= 0)
+    dfx__status_append(st, ". '%s' (%s) reads input data from outside the graph: feed '%s:0' instead to leave it out",
+                       g->nodes[input_op].name, g->nodes[input_op].op, g->nodes[input_op].name);
+}
+
+dfx_code dfx__plan_build(const dfx_graph *g, const dfx_plan_sel *sel, const dfx_kernel_def *const *kernels,
+                         void *const *kstate, const char *key, dfx_plan **out, dfx_status *st) {
   *out = NULL;
   dfx_code c = DFX_OK;
-  size_t nn = (size_t)g->n_nodes + 1;
+  const int n_feeds = sel->n_feeds, n_fetches = sel->n_fetches, n_targets = sel->n_targets;
+  const dfx_graph_port *feed_ids = sel->feeds, *fetch_ids = sel->fetches;
+  const char *needed = sel->needed;
   dfx_plan *p = dfx__calloc(1, sizeof *p);
-  int *pid = dfx__malloc(sizeof(int) * nn), *feed_pid = dfx__calloc((size_t)n_feeds + 1, sizeof(int));
-  int *target_ids = dfx__calloc((size_t)n_targets + 1, sizeof(int));
-  dfx_graph_port *feed_ids = dfx__calloc((size_t)n_feeds + 1, sizeof *feed_ids);
-  dfx_graph_port *fetch_ids = dfx__calloc((size_t)n_fetches + 1, sizeof *fetch_ids);
-  char *needed = dfx__calloc(nn, 1);
-  if (!p || !pid || !feed_pid || !target_ids || !feed_ids || !fetch_ids || !needed) {
+  int *pid = dfx__malloc(sizeof(int) * ((size_t)g->n_nodes + 1)), *feed_pid = dfx__calloc((size_t)n_feeds + 1, sizeof(int));
+  if (!p || !pid || !feed_pid || !(p->key = dfx__strdup(key))) {
     c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
     goto fail;
   }
   p->n_feeds = n_feeds;
   p->n_fetches = n_fetches;
   p->n_targets = n_targets;
-  if ((c = resolve_ports(g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, feed_ids, fetch_ids, target_ids,
-                         st)) != DFX_OK ||
-      (c = dfx__graph_prune_mark(g, fetch_ids, n_fetches, target_ids, n_targets, feed_ids, n_feeds, needed, st)) !=
-          DFX_OK)
-    goto fail;
   /* A feed nobody reads still gets a node, so fetching a fed port works. */
   int count = n_feeds;
   for (int i = 0; i < g->n_nodes; i++) count += needed[i];
@@ -262,20 +333,12 @@ dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernel
       (c = dfx__flow_layout(&p->flow, st)) != DFX_OK)
     goto fail;
   for (int i = 0; i < count; i++) p->cost_ns[i] = dfx__policy_initial_cost(&p->nodes[i]);
-  for (int i = 0; i < n_targets; i++) p->targets[i] = pid[target_ids[i]];
-  if (!(p->key = dfx__plan_key(feeds, n_feeds, fetches, n_fetches, targets, n_targets))) {
-    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
-    goto fail;
-  }
+  for (int i = 0; i < n_targets; i++) p->targets[i] = pid[sel->targets[i]];
   *out = p;
   p = NULL;
 fail:
   dfx__plan_free(p);
   dfx__free(pid);
   dfx__free(feed_pid);
-  dfx__free(target_ids);
-  dfx__free(feed_ids);
-  dfx__free(fetch_ids);
-  dfx__free(needed);
   return c;
 }

@@ -45,12 +45,33 @@ typedef struct dfx_plan {
   int64_t *cost_ns;
 } dfx_plan;
 
-/* Builds the plan for the given ports (borrowed). kernels/kstate are
- * indexed by graph node id and come from the session. Errors name unknown
- * nodes and bad ports, with the closest node name as a hint. */
-dfx_code dfx__plan_build(const dfx_graph *g, const dfx_kernel_def *const *kernels, void *const *kstate,
-                         const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
-                         const char *const *targets, int n_targets, dfx_plan **out, dfx_status *st);
+/* A signature's ports resolved in the graph, and the nodes a run of it
+ * needs (the first half of building a plan: the session resolves kernels
+ * for the needed nodes only, as TensorFlow does after pruning). */
+typedef struct dfx_plan_sel {
+  int n_feeds, n_fetches, n_targets;
+  dfx_graph_port *feeds, *fetches;
+  int *targets;
+  char *needed;                 /* per graph node */
+  int *via;                     /* per needed node: its first consumer on the way from a fetch (-1: none) */
+} dfx_plan_sel;
+
+/* Resolves the ports (borrowed) and prunes. Errors name unknown nodes and
+ * bad ports, with the closest node name as a hint. On failure *sel holds
+ * nothing to free. */
+dfx_code dfx__plan_select(const dfx_graph *g, const dfx_port *feeds, int n_feeds, const dfx_port *fetches,
+                          int n_fetches, const char *const *targets, int n_targets, dfx_plan_sel *sel,
+                          dfx_status *st);
+void dfx__plan_select_free(dfx_plan_sel *sel);
+/* Appends to st why node `id` is needed: " (needed for fetch 'y:0' through
+ * 'a' <- 'b')", and for a data-input op (an iterator, a queue) the tensor
+ * whose feeding would leave it out. For error messages. */
+void dfx__plan_explain(const dfx_graph *g, const dfx_plan_sel *sel, int id, dfx_status *st);
+/* Builds the plan of a selection. kernels/kstate are indexed by graph node
+ * id and come from the session (resolved for every needed compute node).
+ * `key` (borrowed) is the signature's cache key (dfx__plan_key). */
+dfx_code dfx__plan_build(const dfx_graph *g, const dfx_plan_sel *sel, const dfx_kernel_def *const *kernels,
+                         void *const *kstate, const char *key, dfx_plan **out, dfx_status *st);
 void dfx__plan_free(dfx_plan *p);
 /* Canonical cache key for a signature; new string or NULL. */
 char *dfx__plan_key(const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,

@@ -1,12 +1,14 @@
-/* session.c - dfx_session: kernel resolution, plan cache, and dfx_session_run.
+/* session.c - dfx_session: lazy kernel resolution, plan cache, and
+ * dfx_session_run.
  *
  * Threads and OpenBLAS: the scheduler owns the cores. A session runs ops
  * concurrently on its own workers, so OpenBLAS is set to one thread for the
  * whole process (the first session does it); a single large matmul therefore
  * uses one core, and parallelism comes from independent ops and iterations.
  *
- * s->mu guards the plan cache and the list of active runs. Plans and kernel
- * states are immutable once published, so runs read them without a lock. */
+ * s->mu guards the plan cache, the kernel table (filled as plans need it)
+ * and the list of active runs. Plans and kernel states are immutable once
+ * published, so runs read them without a lock. */
 #include <stdio.h>
 #include <string.h>
 #include <uv.h>
@@ -52,38 +54,37 @@ void dfx_session_free(dfx_session *s) {
   dfx__free(s);
 }
 
-/* Looks up every node's kernel; lists all ops that have none. */
-static dfx_code resolve_kernels(dfx_session *s, dfx_status *st) {
+/* Kernels of the nodes a plan needs (TensorFlow looks kernels up only for
+ * what a run executes, after pruning): looked up and initialised once per
+ * node, under s->mu, on first need. A missing kernel is an error only here,
+ * and names the node, its op and why the run needs it. */
+static dfx_code resolve_kernels(dfx_session *s, const dfx_plan_sel *sel, dfx_status *st) {
   const dfx_registry *r = dfx__registry_get(st);
   if (!r) return st ? st->code : DFX_EINTERNAL;
   const dfx_graph *g = s->g;
-  char missing[1024] = "";
-  int n_missing = 0;
-  for (int i = 0; i < g->n_nodes; i++) {
+  dfx_code c = DFX_OK;
+  uv_mutex_lock(&s->mu);
+  for (int i = 0; i < g->n_nodes && c == DFX_OK; i++) {
     const dfx_node *n = &g->nodes[i];
-    if (n->ctrl != DFX_CTRL_NONE && n->def) continue;
-    s->kernels[i] = n->def ? dfx__registry_kernel(r, n->op) : NULL;
-    if (s->kernels[i]) continue;
-    char needle[160];
-    snprintf(needle, sizeof needle, "%s (", n->op);
-    if (strstr(missing, needle) && n_missing) continue;
-    size_t o = strlen(missing);
-    snprintf(missing + o, sizeof missing - o, "%s%s (node '%s')", n_missing ? ", " : "", n->op, n->name);
-    n_missing++;
-  }
-  if (n_missing)
-    return dfx__status_set(st, DFX_EUNIMPL, "no kernel for %d op%s: %s", n_missing, n_missing > 1 ? "s" : "", missing);
-  for (int i = 0; i < g->n_nodes; i++) {
-    const dfx_kernel_def *k = s->kernels[i];
-    if (!k || !k->init) continue;
+    if (!sel->needed[i] || s->kernels[i] || (n->ctrl != DFX_CTRL_NONE && n->def)) continue;
     dfx_status kst;
     dfx__status_clear(&kst);
-    dfx_code c = k->init(&g->nodes[i], &s->kstate[i], &kst);
-    if (c != DFX_OK)
-      return dfx__status_set(st, c, "node '%s' (%s): %s", g->nodes[i].name, g->nodes[i].op,
-                             kst.msg[0] ? kst.msg : dfx_code_name(c));
+    const dfx_kernel_def *k = n->def ? dfx__registry_kernel_for(r, n, &kst)
+                                     : (dfx__status_set(&kst, DFX_EUNIMPL, "op %s is not known to dfexec or "
+                                                        "TensorFlow", n->op), NULL);
+    if (k && k->init) {
+      dfx__status_clear(&kst);
+      if (k->init(n, &s->kstate[i], &kst) != DFX_OK) k = NULL;
+    }
+    if (!k) {
+      c = dfx__status_set(st, kst.code, "node '%s' (%s): %s", n->name, n->op, kst.msg[0] ? kst.msg : dfx_code_name(kst.code));
+      dfx__plan_explain(g, sel, i, st);
+      break;
+    }
+    s->kernels[i] = k;
   }
-  return DFX_OK;
+  uv_mutex_unlock(&s->mu);
+  return c;
 }
 
 dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, dfx_session **out, dfx_status *st) {
@@ -105,7 +106,6 @@ dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, df
     c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
     goto fail;
   }
-  if ((c = resolve_kernels(s, st)) != DFX_OK) goto fail;
   s->n_threads = opts && opts->n_threads > 0 ? opts->n_threads : default_threads();
   if (opts && opts->inline_only) s->n_threads = 1;
   if (s->n_threads > 1 && (c = dfx__pool_new(s->n_threads - 1, &s->pool)) != DFX_OK) {
@@ -128,31 +128,39 @@ void dfx_session_cancel(dfx_session *s) {
 
 /* ---- plans ---- */
 
+static const dfx_plan *cached_plan(dfx_session *s, const char *key) {
+  for (int i = 0; i < s->n_plans; i++)
+    if (strcmp(s->plans[i]->key, key) == 0) return s->plans[i];
+  return NULL;
+}
+
 static dfx_code get_plan(dfx_session *s, const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
                          const char *const *targets, int n_targets, const dfx_plan **out, dfx_status *st) {
   char *key = dfx__plan_key(feeds, n_feeds, fetches, n_fetches, targets, n_targets);
   if (!key) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   uv_mutex_lock(&s->mu);
-  for (int i = 0; i < s->n_plans; i++)
-    if (strcmp(s->plans[i]->key, key) == 0) {
-      *out = s->plans[i];
-      uv_mutex_unlock(&s->mu);
-      dfx__free(key);
-      return DFX_OK;
-    }
+  *out = cached_plan(s, key);
   uv_mutex_unlock(&s->mu);
+  if (*out) {
+    dfx__free(key);
+    return DFX_OK;
+  }
+  dfx_plan_sel sel;
+  dfx_plan *p = NULL;
+  dfx_code c = dfx__plan_select(s->g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &sel, st);
+  if (c == DFX_OK) {
+    if ((c = resolve_kernels(s, &sel, st)) == DFX_OK)
+      c = dfx__plan_build(s->g, &sel, s->kernels, s->kstate, key, &p, st);
+    dfx__plan_select_free(&sel);
+  }
   dfx__free(key);
-  dfx_plan *p;
-  dfx_code c = dfx__plan_build(s->g, s->kernels, s->kstate, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &p, st);
   if (c != DFX_OK) return c;
   uv_mutex_lock(&s->mu);
-  for (int i = 0; i < s->n_plans; i++)
-    if (strcmp(s->plans[i]->key, p->key) == 0) { /* another run built it first */
-      *out = s->plans[i];
-      uv_mutex_unlock(&s->mu);
-      dfx__plan_free(p);
-      return DFX_OK;
-    }
+  if ((*out = cached_plan(s, p->key))) { /* another run built it first */
+    uv_mutex_unlock(&s->mu);
+    dfx__plan_free(p);
+    return DFX_OK;
+  }
   if (s->n_plans == s->cap_plans) {
     int nc = s->cap_plans ? s->cap_plans * 2 : 4;
     dfx_plan **np = dfx__realloc(s->plans, sizeof *np * (size_t)nc);

@@ -45,9 +45,12 @@ const char *dfx__graph_suggest(const dfx_graph *g, const char *name, char *buf, 
 /* prune.c: marks in needed[] (g->n_nodes bytes, zeroed by the caller) every
  * node the fetches and targets reach backwards through data and control
  * inputs; a fed (node, slot) replaces its producer on the edges that read
- * it, so nothing behind a feed is needed for its sake (tf-semantics §2.8). */
+ * it, so nothing behind a feed is needed for its sake (tf-semantics §2.8).
+ * `via` (may be NULL; g->n_nodes ints) receives for each needed node the
+ * consumer that first needed it, -1 for the fetches and targets: the chain
+ * an error message names. */
 dfx_code dfx__graph_prune_mark(const dfx_graph *g, const dfx_graph_port *fetches, int n_fetches, const int *targets,
-                               int n_targets, const dfx_graph_port *feeds, int n_feeds, char *needed,
+                               int n_targets, const dfx_graph_port *feeds, int n_feeds, char *needed, int *via,
                                dfx_status *st);
 
 #endif

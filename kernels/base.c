@@ -80,19 +80,19 @@ static dfx_code placeholder_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Const", const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, const_fini},
-    {"Placeholder", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PlaceholderV2", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PlaceholderWithDefault", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"Identity", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"IdentityN", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"StopGradient", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"PreventGradient", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"Snapshot", forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"NoOp", noop, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"_Retval", noop, DFX_KERNEL_CHEAP, NULL, NULL}, /* function return: fetching its input is how to read it */
-    {"_Arg", placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL}, /* function argument: fed like a placeholder */
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Const", NULL, const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, const_fini},
+    {"Placeholder", NULL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PlaceholderV2", NULL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PlaceholderWithDefault", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"Identity", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"IdentityN", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"StopGradient", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"PreventGradient", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"Snapshot", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
+    {"NoOp", NULL, noop, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"_Retval", NULL, noop, DFX_KERNEL_CHEAP, NULL, NULL}, /* function return: fetching its input is how to read it */
+    {"_Arg", NULL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL}, /* function argument: fed like a placeholder */
+    {NULL}};
 
 void dfx__kernels_base(dfx_registry *r);
 void dfx__kernels_base(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -304,19 +304,19 @@ static dfx_code band_part_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Diag", diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DiagPart", diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiag", matrix_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagV2", matrix_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagV3", matrix_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPart", matrix_diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPartV2", matrix_diag_part_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPartV3", matrix_diag_part_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiag", matrix_set_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiagV2", matrix_set_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiagV3", matrix_set_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixBandPart", band_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Diag", NULL, diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DiagPart", NULL, diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiag", NULL, matrix_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagV2", NULL, matrix_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagV3", NULL, matrix_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPart", NULL, matrix_diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPartV2", NULL, matrix_diag_part_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPartV3", NULL, matrix_diag_part_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiag", NULL, matrix_set_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiagV2", NULL, matrix_set_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiagV3", NULL, matrix_set_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixBandPart", NULL, band_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_diag(dfx_registry *r);
 void dfx__kernels_array_diag(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -230,14 +230,14 @@ static dfx_code splitv_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Pack", pack_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Unpack", unpack_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ConcatV2", concatv2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Concat", concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ParallelConcat", parallel_concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Split", split_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SplitV", splitv_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Pack", NULL, pack_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Unpack", NULL, unpack_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ConcatV2", NULL, concatv2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Concat", NULL, concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ParallelConcat", NULL, parallel_concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Split", NULL, split_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SplitV", NULL, splitv_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_pack(dfx_registry *r);
 void dfx__kernels_array_pack(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

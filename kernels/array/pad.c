@@ -215,12 +215,12 @@ static dfx_code reverse_sequence_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Pad", pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PadV2", pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MirrorPad", mirror_pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Roll", roll_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ReverseSequence", reverse_sequence_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Pad", NULL, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PadV2", NULL, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MirrorPad", NULL, mirror_pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Roll", NULL, roll_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ReverseSequence", NULL, reverse_sequence_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_pad(dfx_registry *r);
 void dfx__kernels_array_pad(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -106,9 +106,9 @@ static dfx_code linspace_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Range", range_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LinSpace", linspace_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Range", NULL, range_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LinSpace", NULL, linspace_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_range(dfx_registry *r);
 void dfx__kernels_array_range(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -254,20 +254,20 @@ static dfx_code deep_copy_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Reshape", reshape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ExpandDims", expand_dims_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Squeeze", squeeze_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Shape", shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ShapeN", shape_n_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Size", size_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rank", rank_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"EnsureShape", ensure_shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastArgs", bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastGradientArgs", bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Fill", fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Empty", empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"DeepCopy", deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Reshape", NULL, reshape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ExpandDims", NULL, expand_dims_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Squeeze", NULL, squeeze_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Shape", NULL, shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ShapeN", NULL, shape_n_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Size", NULL, size_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rank", NULL, rank_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"EnsureShape", NULL, ensure_shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastArgs", NULL, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastGradientArgs", NULL, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Fill", NULL, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Empty", NULL, empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"DeepCopy", NULL, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_shape(dfx_registry *r);
 void dfx__kernels_array_shape(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -284,13 +284,13 @@ static dfx_code broadcast_to_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"StridedSlice", strided_slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Slice", slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Transpose", transpose_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ReverseV2", reverse_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tile", tile_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastTo", broadcast_to_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"StridedSlice", NULL, strided_slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Slice", NULL, slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Transpose", NULL, transpose_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ReverseV2", NULL, reverse_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tile", NULL, tile_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastTo", NULL, broadcast_to_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_slice(dfx_registry *r);
 void dfx__kernels_array_slice(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

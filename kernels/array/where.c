@@ -75,9 +75,9 @@ static dfx_code one_hot_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Where", where_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"OneHot", one_hot_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Where", NULL, where_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"OneHot", NULL, one_hot_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_array_where(dfx_registry *r);
 void dfx__kernels_array_where(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

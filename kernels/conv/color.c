@@ -302,14 +302,14 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"AdjustContrastv2", adjust_contrast, 0, NULL, NULL},
-    {"AdjustHue", adjust_hue, 0, NULL, NULL},
-    {"AdjustSaturation", adjust_saturation, 0, NULL, NULL},
-    {"RGBToHSV", rgb_to_hsv, 0, NULL, NULL},
-    {"HSVToRGB", hsv_to_rgb, 0, NULL, NULL},
-    {"DrawBoundingBoxes", draw_boxes, 0, NULL, NULL},
-    {"DrawBoundingBoxesV2", draw_boxes, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"AdjustContrastv2", NULL, adjust_contrast, 0, NULL, NULL},
+    {"AdjustHue", NULL, adjust_hue, 0, NULL, NULL},
+    {"AdjustSaturation", NULL, adjust_saturation, 0, NULL, NULL},
+    {"RGBToHSV", NULL, rgb_to_hsv, 0, NULL, NULL},
+    {"HSVToRGB", NULL, hsv_to_rgb, 0, NULL, NULL},
+    {"DrawBoundingBoxes", NULL, draw_boxes, 0, NULL, NULL},
+    {"DrawBoundingBoxesV2", NULL, draw_boxes, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_conv_color(dfx_registry *r);
 void dfx__kernels_conv_color(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

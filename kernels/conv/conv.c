@@ -351,13 +351,13 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"Conv2D", conv2d, 0, NULL, NULL},
-    {"Conv2DBackpropInput", conv2d_back, 0, NULL, NULL},
-    {"DepthwiseConv2dNative", depthwise, 0, NULL, NULL},
-    {"DepthwiseConv2dNativeBackpropInput", depthwise_back, 0, NULL, NULL},
-    {"Conv3D", conv3d, 0, NULL, NULL},
-    {"Conv3DBackpropInputV2", conv3d_back, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Conv2D", NULL, conv2d, 0, NULL, NULL},
+    {"Conv2DBackpropInput", NULL, conv2d_back, 0, NULL, NULL},
+    {"DepthwiseConv2dNative", NULL, depthwise, 0, NULL, NULL},
+    {"DepthwiseConv2dNativeBackpropInput", NULL, depthwise_back, 0, NULL, NULL},
+    {"Conv3D", NULL, conv3d, 0, NULL, NULL},
+    {"Conv3DBackpropInputV2", NULL, conv3d_back, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_conv_conv(dfx_registry *r);
 void dfx__kernels_conv_conv(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -194,12 +194,12 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"NonMaxSuppression", nms1, 0, NULL, NULL},
-    {"NonMaxSuppressionV2", nms2, 0, NULL, NULL},
-    {"NonMaxSuppressionV3", nms3, 0, NULL, NULL},
-    {"NonMaxSuppressionV4", nms4, 0, NULL, NULL},
-    {"NonMaxSuppressionV5", nms5, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"NonMaxSuppression", NULL, nms1, 0, NULL, NULL},
+    {"NonMaxSuppressionV2", NULL, nms2, 0, NULL, NULL},
+    {"NonMaxSuppressionV3", NULL, nms3, 0, NULL, NULL},
+    {"NonMaxSuppressionV4", NULL, nms4, 0, NULL, NULL},
+    {"NonMaxSuppressionV5", NULL, nms5, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_conv_nms(dfx_registry *r);
 void dfx__kernels_conv_nms(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

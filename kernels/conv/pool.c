@@ -294,14 +294,14 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"MaxPool", max_pool, 0, NULL, NULL},
-    {"MaxPoolV2", max_pool_v2, 0, NULL, NULL},
-    {"AvgPool", avg_pool, 0, NULL, NULL},
-    {"MaxPool3D", max_pool3d, 0, NULL, NULL},
-    {"AvgPool3D", avg_pool3d, 0, NULL, NULL},
-    {"MaxPoolWithArgmax", max_pool_argmax, 0, NULL, NULL},
-    {"Dilation2D", dilation2d, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"MaxPool", NULL, max_pool, 0, NULL, NULL},
+    {"MaxPoolV2", NULL, max_pool_v2, 0, NULL, NULL},
+    {"AvgPool", NULL, avg_pool, 0, NULL, NULL},
+    {"MaxPool3D", NULL, max_pool3d, 0, NULL, NULL},
+    {"AvgPool3D", NULL, avg_pool3d, 0, NULL, NULL},
+    {"MaxPoolWithArgmax", NULL, max_pool_argmax, 0, NULL, NULL},
+    {"Dilation2D", NULL, dilation2d, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_conv_pool(dfx_registry *r);
 void dfx__kernels_conv_pool(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -319,12 +319,12 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"ResizeBilinear", resize_bilinear, 0, NULL, NULL},
-    {"ResizeNearestNeighbor", resize_nearest, 0, NULL, NULL},
-    {"ResizeBicubic", resize_bicubic, 0, NULL, NULL},
-    {"ResizeArea", resize_area, 0, NULL, NULL},
-    {"CropAndResize", crop_and_resize, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"ResizeBilinear", NULL, resize_bilinear, 0, NULL, NULL},
+    {"ResizeNearestNeighbor", NULL, resize_nearest, 0, NULL, NULL},
+    {"ResizeBicubic", NULL, resize_bicubic, 0, NULL, NULL},
+    {"ResizeArea", NULL, resize_area, 0, NULL, NULL},
+    {"CropAndResize", NULL, crop_and_resize, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_conv_resize(dfx_registry *r);
 void dfx__kernels_conv_resize(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -232,14 +232,14 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"SpaceToBatchND", s2b_nd, 0, NULL, NULL},
-    {"BatchToSpaceND", b2s_nd, 0, NULL, NULL},
-    {"SpaceToBatch", s2b_v1, 0, NULL, NULL},
-    {"BatchToSpace", b2s_v1, 0, NULL, NULL},
-    {"SpaceToDepth", s2d, 0, NULL, NULL},
-    {"DepthToSpace", d2s, 0, NULL, NULL},
-    {"ExtractImagePatches", extract_patches, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"SpaceToBatchND", NULL, s2b_nd, 0, NULL, NULL},
+    {"BatchToSpaceND", NULL, b2s_nd, 0, NULL, NULL},
+    {"SpaceToBatch", NULL, s2b_v1, 0, NULL, NULL},
+    {"BatchToSpace", NULL, b2s_v1, 0, NULL, NULL},
+    {"SpaceToDepth", NULL, s2d, 0, NULL, NULL},
+    {"DepthToSpace", NULL, d2s, 0, NULL, NULL},
+    {"ExtractImagePatches", NULL, extract_patches, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_conv_space(dfx_registry *r);
 void dfx__kernels_conv_space(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -161,10 +161,10 @@ static dfx_code gather_nd(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"GatherV2", gather_v2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Gather", gather_v1, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"GatherNd", gather_nd, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"GatherV2", NULL, gather_v2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Gather", NULL, gather_v1, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"GatherNd", NULL, gather_nd, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_gather_gather(dfx_registry *r);
 void dfx__kernels_gather_gather(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

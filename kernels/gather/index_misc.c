@@ -399,13 +399,13 @@ static dfx_code cross(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Bincount", bincount, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"HistogramFixedWidth", histogram_fixed_width, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SparseTensorDenseAdd", sparse_tensor_dense_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RaggedRange", ragged_range, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"CompareAndBitpack", compare_and_bitpack, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cross", cross, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Bincount", NULL, bincount, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"HistogramFixedWidth", NULL, histogram_fixed_width, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SparseTensorDenseAdd", NULL, sparse_tensor_dense_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RaggedRange", NULL, ragged_range, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"CompareAndBitpack", NULL, compare_and_bitpack, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cross", NULL, cross, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_gather_index_misc(dfx_registry *r);
 void dfx__kernels_gather_index_misc(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -100,10 +100,10 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"DynamicPartition", dynamic_partition, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DynamicStitch", dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ParallelDynamicStitch", dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"DynamicPartition", NULL, dynamic_partition, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DynamicStitch", NULL, dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ParallelDynamicStitch", NULL, dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_gather_partition(dfx_registry *r);
 void dfx__kernels_gather_partition(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -123,16 +123,16 @@ static dfx_code smax(dfx_kctx *ctx) { return sorted(ctx, DFX_GOP_MAX, false); }
 static dfx_code smin(dfx_kctx *ctx) { return sorted(ctx, DFX_GOP_MIN, false); }
 
 static const dfx_kernel_def kernels[] = {
-    {"UnsortedSegmentSum", usum, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"UnsortedSegmentProd", uprod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"UnsortedSegmentMax", umax, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"UnsortedSegmentMin", umin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentSum", ssum, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentMean", smean, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentProd", sprod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentMax", smax, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentMin", smin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"UnsortedSegmentSum", NULL, usum, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UnsortedSegmentProd", NULL, uprod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UnsortedSegmentMax", NULL, umax, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UnsortedSegmentMin", NULL, umin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentSum", NULL, ssum, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentMean", NULL, smean, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentProd", NULL, sprod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentMax", NULL, smax, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentMin", NULL, smin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_gather_segment(dfx_registry *r);
 void dfx__kernels_gather_segment(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -202,11 +202,11 @@ static dfx_code invert_permutation(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Unique", unique, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"UniqueWithCounts", unique_counts, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ListDiff", list_diff, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"InvertPermutation", invert_permutation, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Unique", NULL, unique, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UniqueWithCounts", NULL, unique_counts, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ListDiff", NULL, list_diff, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"InvertPermutation", NULL, invert_permutation, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_gather_unique(dfx_registry *r);
 void dfx__kernels_gather_unique(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -255,26 +255,26 @@ KFN(k_xlogy, xlogy_fn)
 KFN(k_xdivy, xdivy_fn)
 
 static const dfx_kernel_def kernels[] = {
-    {"Add", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddV2", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sub", k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mul", k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Div", k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RealDiv", k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TruncateDiv", k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FloorDiv", k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FloorMod", k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TruncateMod", k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mod", k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Maximum", k_max, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Minimum", k_min, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Pow", k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SquaredDifference", k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atan2", k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DivNoNan", k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xlogy", k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xdivy", k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Add", NULL, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddV2", NULL, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sub", NULL, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mul", NULL, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Div", NULL, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RealDiv", NULL, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"TruncateDiv", NULL, k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FloorDiv", NULL, k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FloorMod", NULL, k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"TruncateMod", NULL, k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mod", NULL, k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Maximum", NULL, k_max, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Minimum", NULL, k_min, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Pow", NULL, k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SquaredDifference", NULL, k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atan2", NULL, k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DivNoNan", NULL, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xlogy", NULL, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xdivy", NULL, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_math_binary(dfx_registry *r);
 void dfx__kernels_math_binary(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

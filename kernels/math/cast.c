@@ -203,10 +203,10 @@ static dfx_code k_bitcast(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Cast", k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"_HostCast", k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"Bitcast", k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Cast", NULL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"_HostCast", NULL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"Bitcast", NULL, k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_math_cast(dfx_registry *r);
 void dfx__kernels_math_cast(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -166,22 +166,22 @@ static dfx_code k_invert(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Less", k_lt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LessEqual", k_le, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Greater", k_gt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"GreaterEqual", k_ge, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Equal", k_eq, DFX_KERNEL_CHEAP, eq_init, NULL},
-    {"NotEqual", k_ne, DFX_KERNEL_CHEAP, eq_init, NULL},
-    {"LogicalAnd", k_and, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LogicalOr", k_or, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LogicalNot", k_not, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseAnd", k_band, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseOr", k_bor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseXor", k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LeftShift", k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RightShift", k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Invert", k_invert, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Less", NULL, k_lt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LessEqual", NULL, k_le, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Greater", NULL, k_gt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"GreaterEqual", NULL, k_ge, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Equal", NULL, k_eq, DFX_KERNEL_CHEAP, eq_init, NULL},
+    {"NotEqual", NULL, k_ne, DFX_KERNEL_CHEAP, eq_init, NULL},
+    {"LogicalAnd", NULL, k_and, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LogicalOr", NULL, k_or, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LogicalNot", NULL, k_not, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseAnd", NULL, k_band, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseOr", NULL, k_bor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseXor", NULL, k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LeftShift", NULL, k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RightShift", NULL, k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Invert", NULL, k_invert, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_math_compare(dfx_registry *r);
 void dfx__kernels_math_compare(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -318,15 +318,15 @@ static dfx_code k_check_numerics(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Select", k_select, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SelectV2", k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddN", k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AccumulateNV2", k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ClipByValue", k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ZerosLike", k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"OnesLike", k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"CheckNumerics", k_check_numerics, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Select", NULL, k_select, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SelectV2", NULL, k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddN", NULL, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AccumulateNV2", NULL, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ClipByValue", NULL, k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ZerosLike", NULL, k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"OnesLike", NULL, k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"CheckNumerics", NULL, k_check_numerics, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_math_select(dfx_registry *r);
 void dfx__kernels_math_select(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

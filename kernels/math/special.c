@@ -289,12 +289,12 @@ static dfx_code k_betainc(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Igamma", k_igamma, 0, NULL, NULL},
-    {"Igammac", k_igammac, 0, NULL, NULL},
-    {"Zeta", k_zeta, 0, NULL, NULL},
-    {"Polygamma", k_polygamma, 0, NULL, NULL},
-    {"Betainc", k_betainc, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Igamma", NULL, k_igamma, 0, NULL, NULL},
+    {"Igammac", NULL, k_igammac, 0, NULL, NULL},
+    {"Zeta", NULL, k_zeta, 0, NULL, NULL},
+    {"Polygamma", NULL, k_polygamma, 0, NULL, NULL},
+    {"Betainc", NULL, k_betainc, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_math_special(dfx_registry *r);
 void dfx__kernels_math_special(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -126,10 +126,10 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"FakeQuantWithMinMaxArgs", fq_args_kernel, DFX_KERNEL_CHEAP, fq_args_init, NULL},
-    {"FakeQuantWithMinMaxVars", fq_vars_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FakeQuantWithMinMaxVarsPerChannel", fq_channel_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"FakeQuantWithMinMaxArgs", NULL, fq_args_kernel, DFX_KERNEL_CHEAP, fq_args_init, NULL},
+    {"FakeQuantWithMinMaxVars", NULL, fq_vars_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FakeQuantWithMinMaxVarsPerChannel", NULL, fq_channel_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_misc_fake_quant(dfx_registry *r);
 void dfx__kernels_misc_fake_quant(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -247,11 +247,11 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"Assert", assert_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"Print", print_kernel, DFX_KERNEL_STATEFUL, print_init, print_fini},
-    {"PrintV2", print_v2_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"Abort", abort_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Assert", NULL, assert_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"Print", NULL, print_kernel, DFX_KERNEL_STATEFUL, print_init, print_fini},
+    {"PrintV2", NULL, print_v2_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"Abort", NULL, abort_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_misc_logging(dfx_registry *r);
 void dfx__kernels_misc_logging(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

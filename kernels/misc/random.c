@@ -261,12 +261,12 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"RandomUniform", uniform_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomStandardNormal", normal_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"TruncatedNormal", truncated_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomUniformInt", uniform_int_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomShuffle", shuffle_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"RandomUniform", NULL, uniform_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomStandardNormal", NULL, normal_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"TruncatedNormal", NULL, truncated_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomUniformInt", NULL, uniform_int_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomShuffle", NULL, shuffle_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {NULL}};
 
 void dfx__kernels_misc_random(dfx_registry *r);
 void dfx__kernels_misc_random(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -162,11 +162,11 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"RandomGamma", gamma_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomPoisson", poisson_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomPoissonV2", poisson_v2_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"Multinomial", multinomial_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"RandomGamma", NULL, gamma_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomPoisson", NULL, poisson_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomPoissonV2", NULL, poisson_v2_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"Multinomial", NULL, multinomial_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {NULL}};
 
 void dfx__kernels_misc_random_dist(dfx_registry *r);
 void dfx__kernels_misc_random_dist(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

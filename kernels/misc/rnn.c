@@ -239,11 +239,11 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"LSTMBlockCell", lstm_cell_kernel, 0, NULL, NULL},
-    {"BlockLSTM", block_lstm_kernel, 0, NULL, NULL},
-    {"BlockLSTMV2", block_lstm_v2_kernel, 0, NULL, NULL},
-    {"GRUBlockCell", gru_kernel, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"LSTMBlockCell", NULL, lstm_cell_kernel, 0, NULL, NULL},
+    {"BlockLSTM", NULL, block_lstm_kernel, 0, NULL, NULL},
+    {"BlockLSTMV2", NULL, block_lstm_v2_kernel, 0, NULL, NULL},
+    {"GRUBlockCell", NULL, gru_kernel, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_misc_rnn(dfx_registry *r);
 void dfx__kernels_misc_rnn(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

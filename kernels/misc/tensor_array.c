@@ -488,20 +488,20 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"TensorArrayV3", ta_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayV2", ta_v2, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGradV3", ta_grad_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGradWithShape", ta_grad_ws, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGradV2", ta_grad_v2, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayWriteV3", ta_write_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayWriteV2", ta_write_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayReadV3", ta_read_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayReadV2", ta_read_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySizeV3", ta_size_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySizeV2", ta_size_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayCloseV3", ta_close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayCloseV2", ta_close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"TensorArrayV3", NULL, ta_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayV2", NULL, ta_v2, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayGradV3", NULL, ta_grad_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayGradWithShape", NULL, ta_grad_ws, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayGradV2", NULL, ta_grad_v2, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayWriteV3", NULL, ta_write_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayWriteV2", NULL, ta_write_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayReadV3", NULL, ta_read_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayReadV2", NULL, ta_read_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArraySizeV3", NULL, ta_size_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArraySizeV2", NULL, ta_size_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayCloseV3", NULL, ta_close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayCloseV2", NULL, ta_close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_misc_tensor_array(dfx_registry *r);
 void dfx__kernels_misc_tensor_array(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

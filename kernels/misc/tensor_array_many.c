@@ -326,15 +326,15 @@ static const dfx_op_src ops[] = {
     {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
-    {"TensorArrayGatherV3", ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGatherV2", ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayScatterV3", ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayScatterV2", ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayConcatV3", ta_concat_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayConcatV2", ta_concat_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySplitV3", ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySplitV2", ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"TensorArrayGatherV3", NULL, ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayGatherV2", NULL, ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayScatterV3", NULL, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayScatterV2", NULL, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayConcatV3", NULL, ta_concat_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayConcatV2", NULL, ta_concat_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArraySplitV3", NULL, ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArraySplitV2", NULL, ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_misc_tensor_array_many(dfx_registry *r);
 void dfx__kernels_misc_tensor_array_many(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

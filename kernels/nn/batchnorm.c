@@ -129,10 +129,10 @@ static dfx_code fbn_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"FusedBatchNorm", fbn_k, 0, NULL, NULL},
-    {"FusedBatchNormV2", fbn_k, 0, NULL, NULL},
-    {"FusedBatchNormV3", fbn_k, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"FusedBatchNorm", NULL, fbn_k, 0, NULL, NULL},
+    {"FusedBatchNormV2", NULL, fbn_k, 0, NULL, NULL},
+    {"FusedBatchNormV3", NULL, fbn_k, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_batchnorm(dfx_registry *r);
 void dfx__kernels_nn_batchnorm(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -139,11 +139,11 @@ static dfx_code lrn_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"BiasAdd", bias_k, DFX_KERNEL_CHEAP, bias_init, NULL},
-    {"BiasAddV1", bias_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"L2Loss", l2loss_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LRN", lrn_k, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"BiasAdd", NULL, bias_k, DFX_KERNEL_CHEAP, bias_init, NULL},
+    {"BiasAddV1", NULL, bias_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"L2Loss", NULL, l2loss_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LRN", NULL, lrn_k, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_bias(dfx_registry *r);
 void dfx__kernels_nn_bias(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

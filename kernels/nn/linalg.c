@@ -457,17 +457,17 @@ static dfx_code qr_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"MatrixInverse", inverse_k, 0, NULL, NULL},
-    {"MatrixDeterminant", det_k, 0, NULL, NULL},
-    {"LogMatrixDeterminant", logdet_k, 0, NULL, NULL},
-    {"Cholesky", cholesky_k, 0, NULL, NULL},
-    {"MatrixSolve", solve_k, 0, NULL, NULL},
-    {"MatrixTriangularSolve", trisolve_k, 0, NULL, NULL},
-    {"Svd", svd_k, 0, NULL, NULL},
-    {"Lu", lu_k, 0, NULL, NULL},
-    {"Qr", qr_k, 0, NULL, NULL},
-    {"MatrixSolveLs", solve_ls_k, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"MatrixInverse", NULL, inverse_k, 0, NULL, NULL},
+    {"MatrixDeterminant", NULL, det_k, 0, NULL, NULL},
+    {"LogMatrixDeterminant", NULL, logdet_k, 0, NULL, NULL},
+    {"Cholesky", NULL, cholesky_k, 0, NULL, NULL},
+    {"MatrixSolve", NULL, solve_k, 0, NULL, NULL},
+    {"MatrixTriangularSolve", NULL, trisolve_k, 0, NULL, NULL},
+    {"Svd", NULL, svd_k, 0, NULL, NULL},
+    {"Lu", NULL, lu_k, 0, NULL, NULL},
+    {"Qr", NULL, qr_k, 0, NULL, NULL},
+    {"MatrixSolveLs", NULL, solve_ls_k, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_linalg(dfx_registry *r);
 void dfx__kernels_nn_linalg(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

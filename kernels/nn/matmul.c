@@ -202,10 +202,10 @@ static dfx_code bmm_k(dfx_kctx *ctx) { return bmm_common(ctx, false); }
 static dfx_code bmm2_k(dfx_kctx *ctx) { return bmm_common(ctx, true); }
 
 static const dfx_kernel_def kernels[] = {
-    {"MatMul", matmul_k, 0, mm_init, mm_fini},
-    {"BatchMatMul", bmm_k, 0, mm_init, mm_fini},
-    {"BatchMatMulV2", bmm2_k, 0, mm_init, mm_fini},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"MatMul", NULL, matmul_k, 0, mm_init, mm_fini},
+    {"BatchMatMul", NULL, bmm_k, 0, mm_init, mm_fini},
+    {"BatchMatMulV2", NULL, bmm2_k, 0, mm_init, mm_fini},
+    {NULL}};
 
 void dfx__kernels_nn_matmul(dfx_registry *r);
 void dfx__kernels_nn_matmul(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -265,15 +265,15 @@ static dfx_code all_k(dfx_kctx *ctx) { return reduce_run(ctx, R_ALL); }
 static dfx_code any_k(dfx_kctx *ctx) { return reduce_run(ctx, R_ANY); }
 
 static const dfx_kernel_def kernels[] = {
-    {"Sum", sum_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Mean", mean_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Prod", prod_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Max", max_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Min", min_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"EuclideanNorm", euclid_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"All", all_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Any", any_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Sum", NULL, sum_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Mean", NULL, mean_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Prod", NULL, prod_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Max", NULL, max_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Min", NULL, min_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"EuclideanNorm", NULL, euclid_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"All", NULL, all_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Any", NULL, any_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_reduce(dfx_registry *r);
 void dfx__kernels_nn_reduce(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -177,11 +177,11 @@ static dfx_code cumsum_k(dfx_kctx *ctx) { return scan_run(ctx, false); }
 static dfx_code cumprod_k(dfx_kctx *ctx) { return scan_run(ctx, true); }
 
 static const dfx_kernel_def kernels[] = {
-    {"ArgMax", argmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ArgMin", argmin_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cumsum", cumsum_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cumprod", cumprod_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"ArgMax", NULL, argmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ArgMin", NULL, argmin_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cumsum", NULL, cumsum_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cumprod", NULL, cumprod_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_scan(dfx_registry *r);
 void dfx__kernels_nn_scan(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

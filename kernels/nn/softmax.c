@@ -175,11 +175,11 @@ static dfx_code sparse_xent_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Softmax", softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LogSoftmax", log_softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SoftmaxCrossEntropyWithLogits", xent_k, 0, NULL, NULL},
-    {"SparseSoftmaxCrossEntropyWithLogits", sparse_xent_k, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"Softmax", NULL, softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LogSoftmax", NULL, log_softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SoftmaxCrossEntropyWithLogits", NULL, xent_k, 0, NULL, NULL},
+    {"SparseSoftmaxCrossEntropyWithLogits", NULL, sparse_xent_k, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_softmax(dfx_registry *r);
 void dfx__kernels_nn_softmax(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

@@ -238,10 +238,10 @@ static dfx_code nth_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"TopKV2", topk_k, 0, NULL, NULL},
-    {"InTopKV2", in_topk_k, 0, NULL, NULL},
-    {"NthElement", nth_k, 0, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL}};
+    {"TopKV2", NULL, topk_k, 0, NULL, NULL},
+    {"InTopKV2", NULL, in_topk_k, 0, NULL, NULL},
+    {"NthElement", NULL, nth_k, 0, NULL, NULL},
+    {NULL}};
 
 void dfx__kernels_nn_topk(dfx_registry *r);
 void dfx__kernels_nn_topk(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }

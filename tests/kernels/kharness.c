@@ -105,8 +105,8 @@ dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n
   if (c == DFX_OK) c = dfx__node_resolve_types(n, n->def, &expected, &st);
   if (c == DFX_OK && expected != n_in)
     c = dfx__status_set(&st, DFX_EINVAL, "op %s expects %d inputs, test gave %d", n->op, expected, n_in);
-  const dfx_kernel_def *k = c == DFX_OK ? dfx__registry_kernel(reg(), n->op) : NULL;
-  if (c == DFX_OK && !k) c = dfx__status_set(&st, DFX_EUNIMPL, "op %s has no kernel", n->op);
+  const dfx_kernel_def *k = c == DFX_OK ? dfx__registry_kernel_for(reg(), n, &st) : NULL;
+  if (c == DFX_OK && !k) c = st.code;
   void *state = NULL;
   if (c == DFX_OK && k->init) c = k->init(n, &state, &st);
   if (c == DFX_OK) {

@@ -31,7 +31,7 @@ static int by_name(const void *a, const void *b) {
  * the engine; everything else needs a registered kernel. */
 static bool has_kernel(const dfx_registry *reg, const dfx_node *n) {
   if (n->ctrl != DFX_CTRL_NONE) return true;
-  return reg && n->def && dfx__registry_kernel(reg, n->op);
+  return reg && n->def && dfx__registry_has_kernel(reg, n->op);
 }
 
 static void print_frames(const dfx_graph *g) {

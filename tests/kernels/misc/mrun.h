@@ -24,8 +24,8 @@ static inline dfx_code mrun(dfx_step *step, dfx_node *n, dfx_tensor **in, int n_
   if (c == DFX_OK) c = dfx__node_fill_defaults(n, n->def, &st);
   if (c == DFX_OK) c = dfx__node_resolve_types(n, n->def, &expected, &st);
   if (c == DFX_OK && expected != n_in) c = dfx__status_set(&st, DFX_EINVAL, "expects %d inputs, got %d", expected, n_in);
-  const dfx_kernel_def *k = c == DFX_OK ? dfx__registry_kernel(r, n->op) : NULL;
-  if (c == DFX_OK && !k) c = dfx__status_set(&st, DFX_EUNIMPL, "op %s has no kernel", n->op);
+  const dfx_kernel_def *k = c == DFX_OK ? dfx__registry_kernel_for(r, n, &st) : NULL;
+  if (c == DFX_OK && !k) c = st.code;
   void *state = NULL;
   if (c == DFX_OK && k->init) c = k->init(n, &state, &st);
   if (c == DFX_OK) {
