@@ -341,18 +341,24 @@ typedef struct dfx_run_options {
   void *trace_ud;
 } dfx_run_options;
 
-/* Borrows `g`, which must outlive the session. `opts` may be NULL. Resolves
- * every node's kernel up front: a missing one fails with DFX_EUNIMPL listing
- * the nodes. On success *out is new. */
+/* Borrows `g`, which must outlive the session. `opts` may be NULL. Kernels
+ * are looked up as TensorFlow does: per run signature, for the nodes that
+ * signature needs after pruning, once, when it is first run. A node with no
+ * kernel for its op or dtypes therefore fails the first dfx_session_run
+ * that needs it (DFX_EUNIMPL, naming the node, the dtypes that have a
+ * kernel and the chain from the fetch), never a run that does not. On
+ * success *out is new. */
 DFX_API dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts,
                                  dfx_session **out, dfx_status *st);
 /* Waits for nothing: the caller must not free a session with runs going. */
 DFX_API void dfx_session_free(dfx_session *s);
 
 /* Runs one step and blocks until it ends. Only the nodes needed by the
- * fetches and targets run; a fed tensor replaces its producer. Borrows every
- * array and feed tensor. On DFX_OK each fetch_vals[i] is a new tensor owned by
- * the caller; on error all are NULL. Several threads may call this on the
+ * fetches and targets run; a fed tensor replaces its producer. The first
+ * run of a (feeds, fetches, targets) signature builds its plan and
+ * initialises its kernels (DFX_EUNIMPL when one is missing, see
+ * dfx_session_new). Borrows every array and feed tensor. On DFX_OK each
+ * fetch_vals[i] is a new tensor owned by the caller; on error all are NULL. Several threads may call this on the
  * same session at once; each call is an independent step. `ro` may be NULL. */
 DFX_API dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro,
                                  const dfx_port *feeds, dfx_tensor *const *feed_vals, int n_feeds,
