@@ -10,24 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "arena.h"
 #include "dfexec.h"
 #include "graph.pb-c.h"
 #include "status.h"
-
-/* ---- arena: zeroed blocks freed all at once ---- */
-
-typedef struct dfx_arena_blk dfx_arena_blk;
-typedef struct dfx_arena {
-  dfx_arena_blk *head;
-} dfx_arena;
-
-/* Zeroed, max_align_t-aligned memory valid until dfx__arena_free; NULL when
- * out of memory. */
-void *dfx__arena_alloc(dfx_arena *a, size_t n);
-char *dfx__arena_strdup(dfx_arena *a, const char *s);
-char *dfx__arena_strndup(dfx_arena *a, const char *s, size_t n);
-char *dfx__arena_printf(dfx_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dfx__arena_free(dfx_arena *a);
 
 /* ---- control-flow contexts ---- */
 

@@ -8,6 +8,7 @@
 #include "builder.h"
 #include "kernel.h"
 #include "tensor.h"
+#include "tensor_proto.h"
 
 #define OOM(b, st) dfx__builder_fail(b, st, DFX_ENOMEM, "builder: out of memory")
 
@@ -126,7 +127,6 @@ dfx_code dfx_bnode_attr_type(dfx_bnode *n, const char *name, dfx_dtype v) {
 
 /* A TensorShapeProto in the arena; NULL after recording an error. */
 static Tensorflow__TensorShapeProto *shape_proto(dfx_bnode *n, const char *name, const int64_t *dims, int rank) {
-  dfx_builder *b = n->b;
   if (rank < -1 || (rank > 0 && !dims)) {
     bad_attr(n, name, "invalid rank or NULL dims");
     return NULL;
@@ -136,25 +136,9 @@ static Tensorflow__TensorShapeProto *shape_proto(dfx_bnode *n, const char *name,
       bad_attr(n, name, "shape has a dimension below -1");
       return NULL;
     }
-  Tensorflow__TensorShapeProto *sp = dfx__arena_alloc(&b->arena, sizeof *sp);
-  if (!sp) goto oom;
-  *sp = (Tensorflow__TensorShapeProto)TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
-  if (rank < 0) {
-    sp->unknown_rank = 1;
-    return sp;
-  }
-  if (rank > 0 && !(sp->dim = dfx__arena_alloc(&b->arena, (size_t)rank * sizeof *sp->dim))) goto oom;
-  for (int i = 0; i < rank; i++) {
-    Tensorflow__TensorShapeProto__Dim *d = dfx__arena_alloc(&b->arena, sizeof *d);
-    if (!d) goto oom;
-    *d = (Tensorflow__TensorShapeProto__Dim)TENSORFLOW__TENSOR_SHAPE_PROTO__DIM__INIT;
-    d->size = dims[i];
-    sp->dim[sp->n_dim++] = d;
-  }
+  Tensorflow__TensorShapeProto *sp = dfx__shape_to_proto(&n->b->arena, rank, dims);
+  if (!sp) OOM(n->b, NULL);
   return sp;
-oom:
-  OOM(b, NULL);
-  return NULL;
 }
 
 dfx_code dfx_bnode_attr_shape(dfx_bnode *n, const char *name, const int64_t *dims, int rank) {
@@ -168,75 +152,11 @@ dfx_code dfx_bnode_attr_shape(dfx_bnode *n, const char *name, const int64_t *dim
   return DFX_OK;
 }
 
-/* Copies a typed element array into the arena (count may be 0). */
-static void *arena_copy(dfx_arena *a, const void *src, size_t bytes) {
-  void *p = dfx__arena_alloc(a, bytes);
-  if (p && bytes) memcpy(p, src, bytes);
-  return p;
-}
-
-/* Encodes a tensor the way TensorFlow's make_tensor_proto does for the
- * common dtypes (typed repeated fields, readable in text format) and as
- * tensor_content bytes for the others. */
-static Tensorflow__TensorProto *tensor_proto(dfx_bnode *n, const char *name, const dfx_tensor *t) {
-  dfx_builder *b = n->b;
-  dfx_dtype dt = (dfx_dtype)t->dtype;
-  int64_t dims[DFX_MAX_DIMS];
-  for (int i = 0; i < t->ndims; i++) dims[i] = t->dims[i];
-  Tensorflow__TensorProto *p = dfx__arena_alloc(&b->arena, sizeof *p);
-  if (!p) goto oom;
-  *p = (Tensorflow__TensorProto)TENSORFLOW__TENSOR_PROTO__INIT;
-  p->dtype = (Tensorflow__DataType)dt;
-  if (!(p->tensor_shape = shape_proto(n, name, dims, t->ndims))) return NULL;
-  size_t cnt = (size_t)t->count;
-  switch (dt) {
-    case DFX_F32:
-      if (!(p->float_val = arena_copy(&b->arena, t->data, cnt * 4))) goto oom;
-      p->n_float_val = cnt;
-      break;
-    case DFX_F64:
-      if (!(p->double_val = arena_copy(&b->arena, t->data, cnt * 8))) goto oom;
-      p->n_double_val = cnt;
-      break;
-    case DFX_I32:
-      if (!(p->int_val = arena_copy(&b->arena, t->data, cnt * 4))) goto oom;
-      p->n_int_val = cnt;
-      break;
-    case DFX_I64:
-      if (!(p->int64_val = arena_copy(&b->arena, t->data, cnt * 8))) goto oom;
-      p->n_int64_val = cnt;
-      break;
-    case DFX_BOOL:
-      if (!(p->bool_val = dfx__arena_alloc(&b->arena, cnt * sizeof *p->bool_val))) goto oom;
-      for (size_t i = 0; i < cnt; i++) p->bool_val[i] = ((const uint8_t *)t->data)[i] != 0;
-      p->n_bool_val = cnt;
-      break;
-    case DFX_STRING:
-      if (!(p->string_val = dfx__arena_alloc(&b->arena, cnt * sizeof *p->string_val))) goto oom;
-      for (size_t i = 0; i < cnt; i++) {
-        size_t len;
-        const char *s = dfx_tensor_string(t, (int64_t)i, &len);
-        if (!(p->string_val[i].data = arena_copy(&b->arena, s, len))) goto oom;
-        p->string_val[i].len = len;
-      }
-      p->n_string_val = cnt;
-      break;
-    default:
-      if (!(p->tensor_content.data = arena_copy(&b->arena, t->data, t->nbytes))) goto oom;
-      p->tensor_content.len = t->nbytes;
-      break;
-  }
-  return p;
-oom:
-  OOM(b, NULL);
-  return NULL;
-}
-
 dfx_code dfx_bnode_attr_tensor(dfx_bnode *n, const char *name, const dfx_tensor *v) {
   if (!n) return DFX_EINVAL;
   if (!v) return bad_attr(n, name, "NULL tensor");
-  Tensorflow__TensorProto *p = tensor_proto(n, name, v);
-  if (!p) return n->b->err.code;
+  Tensorflow__TensorProto *p = dfx__tensor_to_proto(&n->b->arena, v);
+  if (!p) return OOM(n->b, NULL);
   Tensorflow__AttrValue *a = attr_put(n, name);
   if (!a) return n->b->err.code;
   a->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
@@ -267,7 +187,7 @@ dfx_code dfx_bnode_attr_ints(dfx_bnode *n, const char *name, const int64_t *v, i
   if (!n) return DFX_EINVAL;
   Tensorflow__AttrValue__ListValue *l = list_put(n, name, v, count);
   if (!l) return n->b->err.code;
-  if (!(l->i = arena_copy(&n->b->arena, v, (size_t)count * sizeof *v))) return OOM(n->b, NULL);
+  if (!(l->i = dfx__arena_memdup(&n->b->arena, v, (size_t)count * sizeof *v))) return OOM(n->b, NULL);
   l->n_i = (size_t)count;
   return DFX_OK;
 }
@@ -276,7 +196,7 @@ dfx_code dfx_bnode_attr_floats(dfx_bnode *n, const char *name, const float *v, i
   if (!n) return DFX_EINVAL;
   Tensorflow__AttrValue__ListValue *l = list_put(n, name, v, count);
   if (!l) return n->b->err.code;
-  if (!(l->f = arena_copy(&n->b->arena, v, (size_t)count * sizeof *v))) return OOM(n->b, NULL);
+  if (!(l->f = dfx__arena_memdup(&n->b->arena, v, (size_t)count * sizeof *v))) return OOM(n->b, NULL);
   l->n_f = (size_t)count;
   return DFX_OK;
 }

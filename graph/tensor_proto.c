@@ -177,3 +177,71 @@ dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **o
   *out = t;
   return DFX_OK;
 }
+
+/* ---- encoding (export and the builder) ---- */
+
+Tensorflow__TensorShapeProto *dfx__shape_to_proto(dfx_arena *a, int rank, const int64_t *dims) {
+  Tensorflow__TensorShapeProto *sp = dfx__arena_alloc(a, sizeof *sp);
+  if (!sp) return NULL;
+  *sp = (Tensorflow__TensorShapeProto)TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
+  if (rank < 0) {
+    sp->unknown_rank = 1;
+    return sp;
+  }
+  if (rank > 0 && !(sp->dim = dfx__arena_alloc(a, (size_t)rank * sizeof *sp->dim))) return NULL;
+  for (int i = 0; i < rank; i++) {
+    Tensorflow__TensorShapeProto__Dim *d = dfx__arena_alloc(a, sizeof *d);
+    if (!d) return NULL;
+    *d = (Tensorflow__TensorShapeProto__Dim)TENSORFLOW__TENSOR_SHAPE_PROTO__DIM__INIT;
+    d->size = dims[i];
+    sp->dim[sp->n_dim++] = d;
+  }
+  return sp;
+}
+
+Tensorflow__TensorProto *dfx__tensor_to_proto(dfx_arena *a, const dfx_tensor *t) {
+  dfx_dtype dt = (dfx_dtype)t->dtype;
+  Tensorflow__TensorProto *p = dfx__arena_alloc(a, sizeof *p);
+  if (!p) return NULL;
+  *p = (Tensorflow__TensorProto)TENSORFLOW__TENSOR_PROTO__INIT;
+  p->dtype = (Tensorflow__DataType)dt;
+  if (!(p->tensor_shape = dfx__shape_to_proto(a, t->ndims, t->dims))) return NULL;
+  size_t cnt = (size_t)t->count;
+  switch (dt) {
+    case DFX_F32:
+      if (!(p->float_val = dfx__arena_memdup(a, t->data, cnt * 4))) return NULL;
+      p->n_float_val = cnt;
+      break;
+    case DFX_F64:
+      if (!(p->double_val = dfx__arena_memdup(a, t->data, cnt * 8))) return NULL;
+      p->n_double_val = cnt;
+      break;
+    case DFX_I32:
+      if (!(p->int_val = dfx__arena_memdup(a, t->data, cnt * 4))) return NULL;
+      p->n_int_val = cnt;
+      break;
+    case DFX_I64:
+      if (!(p->int64_val = dfx__arena_memdup(a, t->data, cnt * 8))) return NULL;
+      p->n_int64_val = cnt;
+      break;
+    case DFX_BOOL:
+      if (!(p->bool_val = dfx__arena_alloc(a, cnt * sizeof *p->bool_val))) return NULL;
+      for (size_t i = 0; i < cnt; i++) p->bool_val[i] = ((const uint8_t *)t->data)[i] != 0;
+      p->n_bool_val = cnt;
+      break;
+    case DFX_STRING:
+      if (!(p->string_val = dfx__arena_alloc(a, cnt * sizeof *p->string_val))) return NULL;
+      for (size_t i = 0; i < cnt; i++) {
+        const dfx_str *s = &((const dfx_str *)t->data)[i];
+        if (!(p->string_val[i].data = dfx__arena_memdup(a, s->ptr, s->len))) return NULL;
+        p->string_val[i].len = s->len;
+      }
+      p->n_string_val = cnt;
+      break;
+    default:
+      if (!(p->tensor_content.data = dfx__arena_memdup(a, t->data, t->nbytes))) return NULL;
+      p->tensor_content.len = t->nbytes;
+      break;
+  }
+  return p;
+}
