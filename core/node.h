@@ -67,6 +67,7 @@ typedef struct dfx_node {
   int child_frame;        /* Enter: the frame it enters; graph/ assigns it */
   int n_edges;            /* consumers: data edges then control edges; graph/ builds them */
   dfx_edge *edges;
+  bool removed;           /* deleted by an edit; gone at the next dfx__graph_finalize */
 } dfx_node;
 
 const dfx_attr *dfx__node_attr(const dfx_node *n, const char *name);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "dfexec.h"
 #include "node.h"
 #include "status.h"
@@ -19,6 +20,15 @@ typedef struct dfx_frame_info {
   int n_nodes;
 } dfx_frame_info;
 
+/* What a GraphDef carries besides its nodes, kept so export writes it back. */
+typedef struct dfx_graph_meta {
+  bool has_versions;
+  int32_t producer, min_consumer;
+  int n_bad_consumers;
+  int32_t *bad_consumers;
+  void *library;          /* the unpacked FunctionDefLibrary (owned), or NULL: functions are not imported yet */
+} dfx_graph_meta;
+
 struct dfx_graph {
   int n_nodes;
   dfx_node *nodes;
@@ -26,7 +36,13 @@ struct dfx_graph {
   dfx_frame_info *frames;
   int *name_index;        /* open-addressed hash of node ids by name */
   uint32_t name_cap;      /* power of two */
+  dfx_graph_meta meta;
 };
+
+/* export.c: the graph as a Tensorflow__GraphDef (returned as void*: the
+ * generated types stay in graph/) whose memory lives in `a`, or shares the
+ * graph's (the function library): valid until either goes. */
+dfx_code dfx__graph_to_proto(const dfx_graph *g, dfx_arena *a, void **out, dfx_status *st);
 
 /* Finds a node by name (-1 if none); len may be (size_t)-1 for strlen. */
 int dfx__graph_find(const dfx_graph *g, const char *name, size_t len);

@@ -54,6 +54,8 @@ void dfx_graph_free(dfx_graph *g) {
   for (int i = 0; i < g->n_frames; i++) dfx__free(g->frames[i].name);
   dfx__free(g->frames);
   dfx__free(g->name_index);
+  dfx__free(g->meta.bad_consumers);
+  if (g->meta.library) tensorflow__function_def_library__free_unpacked(g->meta.library, &pb_allocator);
   dfx__free(g);
 }
 
@@ -397,6 +399,18 @@ static bool looks_like_text(const unsigned char *b, size_t len) {
   return true;
 }
 
+/* The graph keeps the function library as it came, for export (functions
+ * are not imported yet): a copy through the wire format, so it owns it. */
+static dfx_code copy_library(dfx_graph *g, const Tensorflow__FunctionDefLibrary *lib, dfx_status *st) {
+  size_t n = protobuf_c_message_get_packed_size(&lib->base);
+  uint8_t *buf = dfx__malloc(n ? n : 1);
+  if (!buf) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  protobuf_c_message_pack(&lib->base, buf);
+  g->meta.library = tensorflow__function_def_library__unpack(&pb_allocator, n, buf);
+  dfx__free(buf);
+  return g->meta.library ? DFX_OK : dfx__status_set(st, DFX_ENOMEM, "out of memory copying the function library");
+}
+
 dfx_code dfx__graph_from_proto(const void *msg, unsigned flags, dfx_graph **out, dfx_status *st) {
   const Tensorflow__GraphDef *gd = msg;
   *out = NULL;
@@ -417,6 +431,19 @@ dfx_code dfx__graph_from_proto(const void *msg, unsigned flags, dfx_graph **out,
       goto fail;
     }
   }
+  if (gd->versions) {
+    g->meta.has_versions = true;
+    g->meta.producer = gd->versions->producer;
+    g->meta.min_consumer = gd->versions->min_consumer;
+    if (gd->versions->n_bad_consumers &&
+        !(g->meta.bad_consumers = dfx__malloc(gd->versions->n_bad_consumers * sizeof(int32_t)))) {
+      c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+      goto fail;
+    }
+    memcpy(g->meta.bad_consumers, gd->versions->bad_consumers, gd->versions->n_bad_consumers * sizeof(int32_t));
+    g->meta.n_bad_consumers = (int)gd->versions->n_bad_consumers;
+  }
+  if (gd->library && (c = copy_library(g, gd->library, st)) != DFX_OK) goto fail;
   if ((c = build_index(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK ||
       (c = apply_signatures(g, r, flags, st)) != DFX_OK || (c = check_edges(g, st)) != DFX_OK ||
       (c = build_edges(g, st)) != DFX_OK || (c = dfx__graph_frames(g, st)) != DFX_OK)

@@ -21,6 +21,8 @@ dfx_code dfx__graph_load_ex(const char *path, unsigned flags, dfx_graph **out, d
 dfx_code dfx__graph_from_proto(const void *graphdef, unsigned flags, dfx_graph **out, dfx_status *st);
 /* Format by file extension (.pbtxt/.txt text, .pb binary, else AUTO). */
 int dfx__format_from_path(const char *path);
+/* Writes len bytes to the file `path` (replacing it). DFX_EIO naming it. */
+dfx_code dfx__write_file(const char *path, const void *buf, size_t len, dfx_status *st);
 /* Reads a whole file into a new dfx__malloc buffer. */
 dfx_code dfx__read_file(const char *path, char **data, size_t *len, dfx_status *st);
 

@@ -200,6 +200,17 @@ DFX_API dfx_code dfx_graph_import(const void *buf, size_t len, dfx_graph **out, 
  * names are detected from the content. */
 DFX_API dfx_code dfx_graph_load(const char *path, dfx_graph **out, dfx_status *st);
 DFX_API void dfx_graph_free(dfx_graph *g);
+/* Writes the graph as a GraphDef: binary protobuf (text == 0) or
+ * TensorFlow's text format. Every attr is written, the defaults filled in at
+ * import included (as TensorFlow's own exporter does), with the versions and
+ * function library the graph came with. On success *buf is new (free it with
+ * dfx_free; text is NUL-terminated) and *len its length without any
+ * terminator. Borrows `g`. DFX_EINVAL or DFX_ENOMEM. Thread-safe. */
+DFX_API dfx_code dfx_graph_serialize(const dfx_graph *g, int text, void **buf, size_t *len, dfx_status *st);
+/* dfx_graph_serialize into the file `path` (borrowed): text format for
+ * names ending in ".pbtxt" or ".txt", binary otherwise. DFX_EIO when the
+ * file cannot be written. */
+DFX_API dfx_code dfx_graph_save(const dfx_graph *g, const char *path, dfx_status *st);
 
 DFX_API int dfx_graph_node_count(const dfx_graph *g);
 /* Index of the node named `name`, or -1. */
