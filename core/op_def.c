@@ -65,19 +65,16 @@ static int word(cursor *c, char *buf, size_t cap) {
   return 0;
 }
 
-/* Reads an identifier into a new string. */
-static char *ident(cursor *c) {
-  char buf[128];
-  if (word(c, buf, sizeof buf)) return NULL;
-  char *r = dfx__strdup(buf);
-  if (!r) oom(c);
-  return r;
-}
-
 static char *dup_word(cursor *c, const char *w) {
   char *r = dfx__strdup(w);
   if (!r) oom(c);
   return r;
+}
+
+/* Reads an identifier into a new string. */
+static char *ident(cursor *c) {
+  char buf[128];
+  return word(c, buf, sizeof buf) ? NULL : dup_word(c, buf);
 }
 
 /* Reads a dtype name ("float", "int32", "DT_HALF", ...). */

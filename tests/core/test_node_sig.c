@@ -147,9 +147,8 @@ Test(node_sig, rejects_type_not_allowed) {
 Test(node_sig, rejects_list_string_not_allowed) {
   static const dfx_op_src row = {"M", "", "modes: list({'a', 'b'}) >= 1", 0};
   dfx_node *n = node_new("m", "M");
-  dfx_str s[2] = {{"a", 1}, {"c", 1}};
+  dfx_str s[2] = {{dfx__strdup("a"), 1}, {dfx__strdup("c"), 1}}; /* the list takes these */
   set_list(n, "modes", DFX_ATTR_S, s, 2);
-  for (int k = 0; k < 2; k++) n->attrs[0].v.list.v.s[k].ptr = dfx__strdup(s[k].ptr); /* own the bytes */
   check(n, parse(&row), "Node 'm' (M): attr 'modes'[1] = \"c\" is not one of 'a', 'b'");
 }
 
@@ -161,13 +160,10 @@ Test(node_sig, rejects_missing_attr_and_wrong_kind) {
   set_str(n, "N", "2");
   set_type(n, "T", DFX_F32);
   check(n, tf("Pack"), "Node 'p' (Pack): attr 'N' is a string value but the op declares int");
-  n = conv2d("c");
-  dfx__attr_clear(&n->attrs[1]);
-  n->attrs[1].name = dfx__strdup("strides");
-  n->attrs[1].kind = DFX_ATTR_LIST;
-  n->attrs[1].v.list.kind = DFX_ATTR_F;
-  n->attrs[1].v.list.n = 1;
-  n->attrs[1].v.list.v.f = dfx__calloc(1, sizeof(float));
+  n = node_new("c", "Conv2D");
+  set_type(n, "T", DFX_F32);
+  set_list(n, "strides", DFX_ATTR_F, (float[]){1}, 1);
+  set_str(n, "padding", "SAME");
   check(n, tf("Conv2D"), "Node 'c' (Conv2D): attr 'strides' is a list(float) value but the op declares list(int)");
 }
 

@@ -233,16 +233,17 @@ Test(op_def, notation_values) {
 
 Test(op_def, malformed_rows_fail_naming_the_op) {
   static const dfx_op_src bad[] = {
-      {"B1", "x: T", "T: tyep"},                        /* unknown attr kind */
-      {"B2", "x: N * T", "N: string; T: type"},        /* number attr that is not an int */
-      {"B3", "x: Q", "T: type"},                       /* neither dtype nor attr */
-      {"B4", "", "s: string = 'a\\qb'"},               /* unknown escape */
-      {"B5", "", "n: int = 3x"},                       /* trailing junk in a number */
-      {"B6", "", "t: tensor = tensor(uint8, [2], 1, 2, 3)"}, /* more values than elements */
-      {"B7", "", "s: {'a', 'b'} = 'a'; u: {float, nosuch}"},  /* unknown dtype in a set */
-      {"B8", "", "f: func = g"},                       /* no func defaults */
-      {"B9", "", "t: tensor = 5"},                     /* a tensor default must be tensor(...) */
-      {"B10", "", "i: int = 1 b: bool"},               /* missing ';' */
+      {"B1", "x: T", "T: tyep"},                               /* unknown attr kind */
+      {"B2", "x: N * T", "N: string; T: type"},                /* number attr that is not an int */
+      {"B3", "x: Q", "T: type"},                               /* neither dtype nor attr */
+      {"B4", "", "s: string = 'a\\qb'"},                       /* unknown escape */
+      {"B5", "", "n: int = 3x"},                               /* trailing junk in a number */
+      {"B6", "", "t: tensor = tensor(uint8, [2], 1, 2, 3)"},   /* more values than elements */
+      {"B7", "", "s: {'a', 'b'} = 'a'; u: {float, nosuch}"},   /* unknown dtype in a set */
+      {"B8", "", "f: func = g"},                               /* no func defaults */
+      {"B9", "", "t: tensor = 5"},                             /* a tensor default must be tensor(...) */
+      {"B10", "", "i: int = 1 b: bool"},                       /* missing ';' */
+      {"B11", "", "t: tensor = tensor(int32, [1], 1.5)"},      /* a fraction for an integer dtype */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     dfx_op_def *d = (dfx_op_def *)1;

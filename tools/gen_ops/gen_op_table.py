@@ -8,8 +8,8 @@ standard library only; no protobuf package) and writes one dfx_op_src row per
 OpDef, sorted by name, in the signature notation of core/op_def.h. The output
 depends on the input bytes only, so running it twice gives the same file.
 
-Fields that import and validation do not use (deprecation, experimental
-full types, descriptions) are dropped; any other field the script does not
+Fields that import and validation do not use (deprecation, summaries and
+descriptions, experimental full types, handle data) are dropped; any other field the script does not
 know makes it fail, so a newer OpList cannot lose information silently.
 """
 import hashlib
@@ -193,13 +193,17 @@ def default(v, kind):
         return value(v, kind)
     elem = kind[5:-1]
     lst = v.one("list", Msg())
-    field = {"int": "i", "float": "f", "bool": "b", "string": "s", "type": "type", "shape": "shape"}.get(elem)
+    field = LIST_FIELD.get(elem)
     if field is None or set(lst) - {field}:
         raise ValueError("list default %s of %s" % (sorted(lst), kind))
     items = []
     for x in lst.get(field, []):
         items.append(value(x if isinstance(x, Msg) else Msg({field: [x]}), elem))
     return "[" + ", ".join(items) + "]"
+
+
+# The ListValue field holding each element kind a list default can have.
+LIST_FIELD = {"int": "i", "float": "f", "bool": "b", "string": "s", "type": "type", "shape": "shape"}
 
 
 def allowed(a, kind):

@@ -8,6 +8,7 @@
  *                                  that check_table.py compares with ops.pbtxt
  * Not part of the library or its tests; README.md next to it says how its
  * output was used. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,60 +46,87 @@ static int cmd_time(int reps) {
   return 0;
 }
 
-/* ---- compat: one line per difference ---- */
+/* ---- attr values as text: one form for people and for check_table.py ---- */
 
-static void fmt_value(char *buf, size_t cap, const dfx_attr *v);
-
-static void fmt_elem(char *buf, size_t cap, dfx_attr_kind k, const dfx_attr_list *l, int i) {
-  dfx_attr one = {.kind = k};
-  switch (k) {
-    case DFX_ATTR_S: one.v.s = l->v.s[i]; break;
-    case DFX_ATTR_I: one.v.i = l->v.i[i]; break;
-    case DFX_ATTR_F: one.v.f = l->v.f[i]; break;
-    case DFX_ATTR_B: one.v.b = l->v.b[i]; break;
-    case DFX_ATTR_TYPE: one.v.type = l->v.type[i]; break;
-    case DFX_ATTR_SHAPE: one.v.shape = l->v.shape[i]; break;
-    default: snprintf(buf, cap, "?"); return;
-  }
-  fmt_value(buf, cap, &one);
+/* Appends printf-style text to buf at *o, never past cap. */
+__attribute__((format(printf, 4, 5))) static void put(char *buf, size_t cap, size_t *o, const char *fmt, ...) {
+  if (*o >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *o, cap - *o, fmt, ap);
+  va_end(ap);
+  if (n > 0) *o += (size_t)n;
 }
 
-static void fmt_value(char *buf, size_t cap, const dfx_attr *v) {
-  size_t o = 0;
-  switch (v->kind) {
-    case DFX_ATTR_S: snprintf(buf, cap, "'%.*s'", (int)v->v.s.len, v->v.s.ptr ? v->v.s.ptr : ""); break;
-    case DFX_ATTR_I: snprintf(buf, cap, "%lld", (long long)v->v.i); break;
-    case DFX_ATTR_F: snprintf(buf, cap, "%g", v->v.f); break;
-    case DFX_ATTR_B: snprintf(buf, cap, "%s", v->v.b ? "true" : "false"); break;
-    case DFX_ATTR_TYPE: snprintf(buf, cap, "%s", dfx_dtype_name(v->v.type)); break;
-    case DFX_ATTR_SHAPE:
-      if (v->v.shape.rank < 0) {
-        snprintf(buf, cap, "unknown");
+/* One value of kind k stored at p (a dfx_attr's union, or a list element):
+ * strings quoted with \xHH for anything but printable ASCII, floats to 9
+ * digits (exact for float32), dtypes by numpy name. */
+static void put_value(char *buf, size_t cap, size_t *o, dfx_attr_kind k, const void *p) {
+  switch (k) {
+    case DFX_ATTR_S: {
+      const dfx_str *s = p;
+      put(buf, cap, o, "'");
+      for (size_t i = 0; i < s->len; i++) {
+        unsigned char ch = (unsigned char)s->ptr[i];
+        if (ch >= 32 && ch < 127 && ch != '\\' && ch != '\'') put(buf, cap, o, "%c", ch);
+        else put(buf, cap, o, "\\x%02x", ch);
+      }
+      put(buf, cap, o, "'");
+      break;
+    }
+    case DFX_ATTR_I: put(buf, cap, o, "%lld", (long long)*(const int64_t *)p); break;
+    case DFX_ATTR_F: put(buf, cap, o, "%.9g", *(const float *)p); break;
+    case DFX_ATTR_B: put(buf, cap, o, "%s", *(const bool *)p ? "true" : "false"); break;
+    case DFX_ATTR_TYPE: put(buf, cap, o, "%s", dfx_dtype_name(*(const dfx_dtype *)p)); break;
+    case DFX_ATTR_SHAPE: {
+      const dfx_shape *sh = p;
+      if (sh->rank < 0) {
+        put(buf, cap, o, "unknown");
         break;
       }
-      o = (size_t)snprintf(buf, cap, "[");
-      for (int i = 0; i < v->v.shape.rank && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? ", " : "", (long long)v->v.shape.dims[i]);
-      if (o < cap) snprintf(buf + o, cap - o, "]");
+      put(buf, cap, o, "[");
+      for (int i = 0; i < sh->rank; i++) put(buf, cap, o, "%s%lld", i ? ", " : "", (long long)sh->dims[i]);
+      put(buf, cap, o, "]");
       break;
-    case DFX_ATTR_LIST:
-      o = (size_t)snprintf(buf, cap, "[");
-      for (int i = 0; i < v->v.list.n && o < cap; i++) {
-        char e[128];
-        fmt_elem(e, sizeof e, v->v.list.kind, &v->v.list, i);
-        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", e);
-      }
-      if (o < cap) snprintf(buf + o, cap - o, "]");
+    }
+    case DFX_ATTR_TENSOR: {
+      const dfx_tensor *t = *(dfx_tensor *const *)p;
+      put(buf, cap, o, "tensor(%s, [", dfx_dtype_name((dfx_dtype)t->dtype));
+      for (int i = 0; i < t->ndims; i++) put(buf, cap, o, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+      put(buf, cap, o, "]");
+      for (int64_t i = 0; i < t->count; i++) put(buf, cap, o, ", %.9g", dfx__tensor_get_f64(t, i));
+      put(buf, cap, o, ")");
       break;
-    case DFX_ATTR_TENSOR: snprintf(buf, cap, "<tensor>"); break;
-    default: snprintf(buf, cap, "<%s>", dfx__attr_kind_name(v->kind));
+    }
+    default: put(buf, cap, o, "<%s>", dfx__attr_kind_name(k));
   }
 }
 
-static void fmt_attr_default(char *buf, size_t cap, const dfx_op_attr *a) {
+/* A whole attr value: a scalar, or "[a, b]" for a list. */
+static const char *fmt_value(char *buf, size_t cap, const dfx_attr *v) {
+  size_t o = 0;
+  buf[0] = 0;
+  if (v->kind != DFX_ATTR_LIST) {
+    put_value(buf, cap, &o, v->kind, &v->v);
+    return buf;
+  }
+  size_t esz = dfx__attr_elem_size(v->v.list.kind);
+  put(buf, cap, &o, "[");
+  for (int k = 0; k < v->v.list.n; k++) {
+    put(buf, cap, &o, "%s", k ? ", " : "");
+    put_value(buf, cap, &o, v->v.list.kind, (const char *)v->v.list.v.i + esz * (size_t)k);
+  }
+  put(buf, cap, &o, "]");
+  return buf;
+}
+
+static const char *fmt_attr_default(char *buf, size_t cap, const dfx_op_attr *a) {
   if (!a->has_default) snprintf(buf, cap, "(none)");
   else fmt_value(buf, cap, &a->def);
+  return buf;
 }
+
+/* ---- compat: one line per difference ---- */
 
 static void fmt_arg(char *buf, size_t cap, const dfx_op_arg *a) {
   snprintf(buf, cap, "%s: %s%s%s%s%s%s", a->name, a->number_attr ? a->number_attr : "", a->number_attr ? " * " : "",
@@ -268,47 +296,14 @@ static int cmd_attrs(int argc, char **argv) {
 
 /* ---- dump: one line per TF op, every field import and validation use ---- */
 
-static void dump_value(dfx_attr_kind k, const void *p) {
-  switch (k) {
-    case DFX_ATTR_S: {
-      const dfx_str *s = p;
-      printf("s:");
-      for (size_t i = 0; i < s->len; i++) printf("%02x", (unsigned char)s->ptr[i]);
-      break;
-    }
-    case DFX_ATTR_I: printf("i:%lld", (long long)*(const int64_t *)p); break;
-    case DFX_ATTR_F: printf("f:%.9g", *(const float *)p); break;
-    case DFX_ATTR_B: printf("b:%d", *(const bool *)p); break;
-    case DFX_ATTR_TYPE: printf("t:%d", *(const dfx_dtype *)p); break;
-    case DFX_ATTR_SHAPE: {
-      const dfx_shape *sh = p;
-      if (sh->rank < 0) {
-        printf("sh:unknown");
-        break;
-      }
-      printf("sh:[");
-      for (int i = 0; i < sh->rank; i++) printf("%lld,", (long long)sh->dims[i]);
-      printf("]");
-      break;
-    }
-    case DFX_ATTR_TENSOR: {
-      const dfx_tensor *t = *(dfx_tensor *const *)p;
-      printf("tensor:%d:[", t->dtype);
-      for (int i = 0; i < t->ndims; i++) printf("%lld,", (long long)t->dims[i]);
-      printf("]:");
-      for (int64_t i = 0; i < t->count; i++) printf("%.9g,", dfx__tensor_get_f64(t, i));
-      break;
-    }
-    default: printf("?%d", k);
-  }
-}
-
 static void dump_arg(const char *io, const dfx_op_arg *a) {
-  printf(" %s(%s,%d,%s,%s,%s,%d)", io, a->name, a->type, a->type_attr ? a->type_attr : "",
-         a->number_attr ? a->number_attr : "", a->type_list_attr ? a->type_list_attr : "", a->is_ref);
+  printf(" %s(%s, %s, %s, %s, %s, %d)", io, a->name, a->type ? dfx_dtype_name(a->type) : "-",
+         a->type_attr ? a->type_attr : "-", a->number_attr ? a->number_attr : "-",
+         a->type_list_attr ? a->type_list_attr : "-", a->is_ref);
 }
 
 static int cmd_dump(void) {
+  static char buf[1 << 16];
   for (const dfx_op_src *o = dfx__op_table_tf; o->name; o++) {
     dfx_op_def *d;
     dfx_status st;
@@ -321,29 +316,13 @@ static int cmd_dump(void) {
     for (int i = 0; i < d->n_out; i++) dump_arg("out", &d->out[i]);
     for (int i = 0; i < d->n_attrs; i++) {
       const dfx_op_attr *a = &d->attrs[i];
-      printf(" attr(%s,%s,min=", a->name, a->type);
+      char types[512];
+      fmt_types(types, sizeof types, a->allowed);
+      printf(" attr(%s, %s, min=", a->name, a->type);
       if (a->has_min) printf("%lld", (long long)a->min);
       else printf("none");
-      printf(",allowed=%x,astr=[", (unsigned)a->allowed);
-      for (int k = 0; k < a->allowed_s.v.list.n; k++) {
-        dump_value(DFX_ATTR_S, &a->allowed_s.v.list.v.s[k]);
-        printf(",");
-      }
-      printf("],def=");
-      if (!a->has_default) {
-        printf("none");
-      } else if (a->def.kind == DFX_ATTR_LIST) {
-        printf("[");
-        size_t esz = dfx__attr_elem_size(a->def.v.list.kind);
-        for (int k = 0; k < a->def.v.list.n; k++) {
-          dump_value(a->def.v.list.kind, (const char *)a->def.v.list.v.i + esz * (size_t)k);
-          printf(",");
-        }
-        printf("]");
-      } else {
-        dump_value(a->def.kind, &a->def.v);
-      }
-      printf(")");
+      printf(", types=%s, strings=%s", types, a->allowed_s.v.list.n ? fmt_value(buf, sizeof buf, &a->allowed_s) : "any");
+      printf(", default=%s)", fmt_attr_default(buf, sizeof buf, a));
     }
     printf("\n");
     dfx__op_def_free(d);
