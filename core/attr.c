@@ -34,6 +34,16 @@ void dfx__attr_clear(dfx_attr *a) {
   memset(a, 0, sizeof *a);
 }
 
+const char *dfx__attr_kind_name(dfx_attr_kind k) {
+  static const char *const names[] = {[DFX_ATTR_NONE] = "none",     [DFX_ATTR_S] = "string",
+                                      [DFX_ATTR_I] = "int",         [DFX_ATTR_F] = "float",
+                                      [DFX_ATTR_B] = "bool",        [DFX_ATTR_TYPE] = "type",
+                                      [DFX_ATTR_SHAPE] = "shape",   [DFX_ATTR_TENSOR] = "tensor",
+                                      [DFX_ATTR_FUNC] = "func",     [DFX_ATTR_PLACEHOLDER] = "placeholder",
+                                      [DFX_ATTR_LIST] = "list"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "none";
+}
+
 static int dup_str(dfx_str *d, const dfx_str *s) {
   d->len = s->len;
   d->ptr = NULL;
@@ -52,7 +62,7 @@ static int dup_shape(dfx_shape *d, const dfx_shape *s) {
   return 0;
 }
 
-static size_t list_elem_size(dfx_attr_kind k) {
+size_t dfx__attr_elem_size(dfx_attr_kind k) {
   switch (k) {
     case DFX_ATTR_S: return sizeof(dfx_str);
     case DFX_ATTR_I: return sizeof(int64_t);
@@ -69,6 +79,7 @@ static size_t list_elem_size(dfx_attr_kind k) {
 dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src) {
   memset(dst, 0, sizeof *dst);
   dst->kind = src->kind;
+  dst->ref_dtype = src->ref_dtype;
   if (src->name && !(dst->name = dfx__strdup(src->name))) goto fail;
   switch (src->kind) {
     case DFX_ATTR_S:
@@ -87,7 +98,7 @@ dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src) {
       dfx_attr_list *dl = &dst->v.list;
       dl->kind = sl->kind;
       if (sl->n == 0) break;
-      dl->v.i = dfx__calloc((size_t)sl->n, list_elem_size(sl->kind));
+      dl->v.i = dfx__calloc((size_t)sl->n, dfx__attr_elem_size(sl->kind));
       if (!dl->v.i) goto fail;
       for (int k = 0; k < sl->n; k++, dl->n++) {
         switch (sl->kind) {
@@ -101,8 +112,8 @@ dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src) {
           case DFX_ATTR_FUNC:
             if (!(dl->v.func[k] = dfx__strdup(sl->v.func[k]))) goto fail;
             break;
-          default: memcpy((char *)dl->v.i + k * list_elem_size(sl->kind),
-                          (const char *)sl->v.i + k * list_elem_size(sl->kind), list_elem_size(sl->kind));
+          default: memcpy((char *)dl->v.i + k * dfx__attr_elem_size(sl->kind),
+                          (const char *)sl->v.i + k * dfx__attr_elem_size(sl->kind), dfx__attr_elem_size(sl->kind));
         }
       }
       break;

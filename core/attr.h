@@ -48,6 +48,10 @@ typedef struct dfx_attr_list {
 typedef struct dfx_attr {
   char *name;
   dfx_attr_kind kind;
+  /* The GraphDef gave a reference dtype (DT_FLOAT_REF = 101 ...): the value
+   * holds the base type, and this flag lets validation reject it as TF does
+   * (a type or list(type) attr never holds a ref type). */
+  bool ref_dtype;
   union {
     dfx_str s;
     int64_t i;
@@ -62,6 +66,11 @@ typedef struct dfx_attr {
 } dfx_attr;
 
 void dfx__attr_clear(dfx_attr *a);
+/* TF's spelling of a kind ("string", "int", "float", "bool", "type", "shape",
+ * "tensor", "func", "placeholder", "list"; "none" for DFX_ATTR_NONE). */
+const char *dfx__attr_kind_name(dfx_attr_kind k);
+/* Bytes of one element of a dfx_attr_list of kind k (its union member's size). */
+size_t dfx__attr_elem_size(dfx_attr_kind k);
 /* Deep copy of src into dst; DFX_ENOMEM on failure (dst then cleared). */
 dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src);
 

@@ -53,18 +53,20 @@ dfx_dtype dfx_dtype_from_name(const char *name) {
 
 dfx_dtype dfx__dtype_parse(const char *s) {
   if (!s) return DFX_INVALID;
+  /* Upper case is TF's enum spelling, with or without "DT_"; lower case is
+   * numpy's or an op signature's. One comparison per row keeps parsing the
+   * ~20000 dtype words of the op tables cheap. */
+  bool upper = *s >= 'A' && *s <= 'Z';
+  const char *key = upper && strncmp(s, "DT_", 3) == 0 ? s + 3 : s;
   for (int t = 1; t < DFX_DTYPE_END_; t++) {
-    if (!traits[t].np_name) continue;
-    if (strcmp(traits[t].np_name, s) == 0 || strcmp(traits[t].tf_name, s) == 0 ||
-        strcmp(traits[t].tf_name + 3, s) == 0)
+    if (traits[t].np_name && strcmp(upper ? traits[t].tf_name + 3 : traits[t].np_name, key) == 0)
       return (dfx_dtype)t;
   }
   /* TF's short spellings used in op signatures. */
   static const struct {
     const char *n;
     dfx_dtype t;
-  } alias[] = {{"float", DFX_F32}, {"double", DFX_F64}, {"half", DFX_F16}, {"DT_FLOAT", DFX_F32},
-               {"complex", DFX_C64}, {"resource", DFX_RESOURCE}, {"variant", DFX_VARIANT}};
+  } alias[] = {{"float", DFX_F32}, {"double", DFX_F64}, {"half", DFX_F16}, {"complex", DFX_C64}};
   for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
     if (strcmp(alias[i].n, s) == 0) return alias[i].t;
   return DFX_INVALID;

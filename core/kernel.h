@@ -87,18 +87,35 @@ void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_
 /* The process-wide registry, built on first use (thread-safe). Returns NULL
  * and fills st if building it failed (a bad signature string, out of memory). */
 const dfx_registry *dfx__registry_get(dfx_status *st);
+/* The signature of op: the kernel file's, else TensorFlow's (borrowed, lives
+ * as long as the process). *out is NULL for an op neither knows. A TF row is
+ * parsed on its op's first lookup, so this can fail: DFX_ENOMEM, or
+ * DFX_EINTERNAL for a bad row. Thread-safe. */
+dfx_code dfx__registry_find_op(const dfx_registry *r, const char *op, const dfx_op_def **out, dfx_status *st);
+/* The same for callers with no error path: NULL also when parsing failed. */
 const dfx_op_def *dfx__registry_op(const dfx_registry *r, const char *op);
 /* The kernel row for `node` (its op and type attrs), or NULL with the
  * reason in st: no kernel for the op at all (DFX_EUNIMPL), or none for its
  * dtypes (DFX_EUNIMPL, naming the attr, its value and the dtypes that have
  * a kernel). */
 const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_node *node, dfx_status *st);
-/* Whether any kernel row serves op (whatever its dtypes). */
+/* Whether any kernel row serves op (whatever its dtypes), and the first
+ * such row (NULL when none): for listings and tools, not for running. */
 bool dfx__registry_has_kernel(const dfx_registry *r, const char *op);
+const dfx_kernel_def *dfx__registry_kernel_any(const dfx_registry *r, const char *op);
 /* The dtypes kernels of `op` accept for type attr `attr`, as a bit per dtype
  * (bit t for dtype t); ~0 when some row does not constrain it. For
  * `dfexec ops` and messages. */
 uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const char *attr);
+/* The two sources apart, for comparing them (tools/gen_ops/opdef_report.c):
+ * TensorFlow's OpDef of op, and the signature a kernel file declares; each
+ * NULL when that source has none. */
+const dfx_op_def *dfx__registry_op_tf(const dfx_registry *r, const char *op);
+const dfx_op_def *dfx__registry_op_kernel_file(const dfx_registry *r, const char *op);
+/* Parses every TF row not parsed yet. Tests that count allocations call it
+ * before installing their allocator, so no lazily parsed def is counted as
+ * their leak. */
+dfx_code dfx__registry_parse_all(const dfx_registry *r, dfx_status *st);
 /* Iteration over registered op names, for `dfexec info` and tests. */
 int dfx__registry_op_count(const dfx_registry *r);
 const dfx_op_def *dfx__registry_op_at(const dfx_registry *r, int i);

@@ -1,7 +1,14 @@
 /* kernel_registry.c - the process-wide table of op signatures and kernels.
- * Built once (uv_once) from the tables that kernels/all.c lists, then only
- * read, so lookups need no lock. Lookups happen at import and session
- * creation only; the per-iteration path calls kernels by pointer. */
+ * Built once (uv_once) from the tables that kernels/all.c lists and from the
+ * names of TensorFlow's OpDefs (op_table_tf.c). An op's signature is the
+ * kernel file's when it has one, else TF's (meson option tf_opdefs_first
+ * reverses that, to test TF's defs alone). Kernel-file signatures are parsed
+ * at build; a TF row only on its op's first lookup, since parsing all 1563
+ * would cost every process ~4 ms and ~3 MB (tools/gen_ops/README.md) for the
+ * few dozen ops a graph uses. That first lookup is the only write after the
+ * build: an atomic publish (tf_def), so lookups take no lock. Lookups happen
+ * at import and session creation only; the per-iteration path calls kernels
+ * by pointer. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +37,9 @@ typedef struct krow {
 
 typedef struct entry {
   const char *name;          /* key: op name (points into def or kernel table) */
-  dfx_op_def *def;           /* parsed signature, or NULL */
+  dfx_op_def *def;           /* signature from a kernel file, or NULL */
+  const dfx_op_src *tf_src;  /* TensorFlow's OpDef row, or NULL */
+  dfx_op_def *tf_def;        /* tf_src parsed (atomic; NULL until the first lookup) */
   krow *kernels;             /* rows serving this op, in registration order */
 } entry;
 
@@ -229,6 +238,14 @@ void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_
   }
 }
 
+static void add_tf_rows(dfx_registry *r) {
+  for (const dfx_op_src *o = dfx__op_table_tf; o->name; o++) {
+    entry *e = get_entry(r, o->name);
+    if (!e) return;
+    e->tf_src = o;
+  }
+}
+
 static dfx_registry *g_registry;
 static uv_once_t g_once = UV_ONCE_INIT;
 
@@ -242,13 +259,14 @@ static void build(void) {
   dfx_registry *r = calloc(1, sizeof *r);
   if (!r) return;
   dfx__kernels_register_all(r);
+  add_tf_rows(r);
   /* A sorted list of entries gives `dfexec info` and tests a stable order. */
   uint32_t k = 0;
   for (uint32_t i = 0; i < r->cap; i++)
     if (r->slots[i].name) r->order[k++] = &r->slots[i];
   qsort(r->order, k, sizeof(entry *), cmp_entry);
   for (uint32_t i = 0; i < k && r->err.code == DFX_OK; i++)
-    if (r->order[i]->kernels && !r->order[i]->def)
+    if (r->order[i]->kernels && !r->order[i]->def && !r->order[i]->tf_src)
       reg_error(r, DFX_EINTERNAL, "op %s has a kernel but no signature", r->order[i]->name);
   g_registry = r;
 }
@@ -266,10 +284,68 @@ const dfx_registry *dfx__registry_get(dfx_status *st) {
   return g_registry;
 }
 
+#ifndef DFX_TF_OPDEFS_FIRST
+#define DFX_TF_OPDEFS_FIRST 0
+#endif
+
+/* TF's def of e (NULL if TF has none), parsing its row on first use. Threads
+ * may race here: each parses, one compare-and-swap publishes, and the others
+ * free their copy, so tf_def changes once and readers need no lock. The def
+ * lives as long as the process, in memory from the allocator of that moment. */
+static dfx_code tf_def(entry *e, const dfx_op_def **out, dfx_status *st) {
+  *out = NULL;
+  if (!e->tf_src) return DFX_OK;
+  dfx_op_def *d = __atomic_load_n(&e->tf_def, __ATOMIC_ACQUIRE);
+  if (!d) {
+    dfx_code c = dfx__op_def_parse(e->tf_src, &d, st);
+    if (c != DFX_OK) return c;
+    dfx_op_def *seen = NULL;
+    if (!__atomic_compare_exchange_n(&e->tf_def, &seen, d, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      dfx__op_def_free(d); /* another thread published first */
+      d = seen;
+    }
+  }
+  *out = d;
+  return DFX_OK;
+}
+
+static dfx_code entry_def(entry *e, const dfx_op_def **out, dfx_status *st) {
+  *out = e->def;
+  if (e->def && !(DFX_TF_OPDEFS_FIRST && e->tf_src)) return DFX_OK;
+  return tf_def(e, out, st);
+}
+
+dfx_code dfx__registry_find_op(const dfx_registry *r, const char *op, const dfx_op_def **out, dfx_status *st) {
+  entry *e = lookup(r, op, 0);
+  *out = NULL;
+  return e ? entry_def(e, out, st) : DFX_OK;
+}
+
 const dfx_op_def *dfx__registry_op(const dfx_registry *r, const char *op) {
+  const dfx_op_def *d;
+  return dfx__registry_find_op(r, op, &d, NULL) == DFX_OK ? d : NULL;
+}
+
+const dfx_op_def *dfx__registry_op_tf(const dfx_registry *r, const char *op) {
+  entry *e = lookup(r, op, 0);
+  const dfx_op_def *d = NULL;
+  return e && tf_def(e, &d, NULL) == DFX_OK ? d : NULL;
+}
+
+const dfx_op_def *dfx__registry_op_kernel_file(const dfx_registry *r, const char *op) {
   entry *e = lookup(r, op, 0);
   return e ? e->def : NULL;
 }
+
+dfx_code dfx__registry_parse_all(const dfx_registry *r, dfx_status *st) {
+  for (uint32_t i = 0; i < r->n; i++) {
+    const dfx_op_def *d;
+    dfx_code c = tf_def(r->order[i], &d, st);
+    if (c != DFX_OK) return c;
+  }
+  return DFX_OK;
+}
+
 
 const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_node *node, dfx_status *st) {
   entry *e = lookup(r, node->op, 0);
@@ -295,9 +371,11 @@ const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_
   return NULL;
 }
 
-bool dfx__registry_has_kernel(const dfx_registry *r, const char *op) {
+bool dfx__registry_has_kernel(const dfx_registry *r, const char *op) { return dfx__registry_kernel_any(r, op) != NULL; }
+
+const dfx_kernel_def *dfx__registry_kernel_any(const dfx_registry *r, const char *op) {
   entry *e = lookup(r, op, 0);
-  return e && e->kernels;
+  return e && e->kernels ? e->kernels->def : NULL;
 }
 
 uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const char *attr) {
@@ -313,5 +391,7 @@ uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const
 int dfx__registry_op_count(const dfx_registry *r) { return (int)r->n; }
 
 const dfx_op_def *dfx__registry_op_at(const dfx_registry *r, int i) {
-  return i >= 0 && (uint32_t)i < r->n ? r->order[i]->def : NULL;
+  const dfx_op_def *d = NULL;
+  if (i >= 0 && (uint32_t)i < r->n && entry_def(r->order[i], &d, NULL) != DFX_OK) d = NULL;
+  return d;
 }

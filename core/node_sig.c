@@ -1,6 +1,9 @@
-/* node_sig.c - attr defaults and dtype resolution from op signatures. */
+/* node_sig.c - attr defaults, dtype resolution and attr validation from op
+ * signatures. Validation follows TF's ValidateNodeDef, so a graph TF would
+ * refuse is refused at import with the node, op and attr named. */
 #include "node_sig.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -98,14 +101,101 @@ dfx_code dfx__node_resolve_types(dfx_node *n, const dfx_op_def *def, int *n_in_e
   if (c != DFX_OK) return c;
   c = expand_list(n, def->out, def->n_out, &n->out_types, &n->n_out, st);
   if (c != DFX_OK) return c;
-  /* Restricted type attrs: reject a dtype the op does not allow. */
+  return DFX_OK;
+}
+
+/* ---- attr validation (TF's ValidateNodeDef and ValidateAttrValue) ---- */
+
+/* Writes "float32, int32" (the dtypes in mask) into buf. */
+static const char *type_set(uint32_t mask, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = 0;
+  for (int t = 1; t < DFX_DTYPE_END_ && o < cap; t++)
+    if (mask & (1u << t)) o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", dfx_dtype_name((dfx_dtype)t));
+  return buf;
+}
+
+/* Writes "'NHWC', 'NCHW'" (the strings of l) into buf. */
+static const char *str_set(const dfx_attr_list *l, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = 0;
+  for (int k = 0; k < l->n && o < cap; k++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s'%.*s'", k ? ", " : "", (int)l->v.s[k].len, l->v.s[k].ptr);
+  return buf;
+}
+
+static bool str_allowed(const dfx_attr_list *allowed, const dfx_str *s) {
+  if (allowed->n == 0) return true;
+  for (int k = 0; k < allowed->n; k++)
+    if (allowed->v.s[k].len == s->len && memcmp(allowed->v.s[k].ptr, s->ptr, s->len) == 0) return true;
+  return false;
+}
+
+/* The value's own kind in TF's spelling, "list(int)" for a list. */
+static const char *value_kind(const dfx_attr *v, char *buf, size_t cap) {
+  if (v->kind != DFX_ATTR_LIST) return dfx__attr_kind_name(v->kind);
+  snprintf(buf, cap, "list(%s)", v->v.list.n ? dfx__attr_kind_name(v->v.list.kind) : "");
+  return buf;
+}
+
+/* Element k of a list value (k < 0: the scalar value) against the allowed sets. */
+static dfx_code check_allowed(const dfx_node *n, const dfx_op_attr *a, const dfx_attr *v, int k, dfx_status *st) {
+  char idx[24] = "", set[1024];
+  if (k >= 0) snprintf(idx, sizeof idx, "[%d]", k);
+  if (a->kind == DFX_ATTR_TYPE || a->elem == DFX_ATTR_TYPE) {
+    dfx_dtype t = k < 0 ? v->v.type : v->v.list.v.type[k];
+    if (a->allowed && !(a->allowed & (1u << t)))
+      return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s'%s = %s is not one of %s", n->name, n->op,
+                             a->name, idx, dfx_dtype_name(t), type_set(a->allowed, set, sizeof set));
+    return DFX_OK;
+  }
+  const dfx_attr_list *ok = &a->allowed_s.v.list;
+  const dfx_str *s = k < 0 ? &v->v.s : &v->v.list.v.s[k];
+  if (!str_allowed(ok, s))
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s'%s = \"%.*s\" is not one of %s", n->name, n->op,
+                           a->name, idx, (int)s->len, s->ptr ? s->ptr : "", str_set(ok, set, sizeof set));
+  return DFX_OK;
+}
+
+static dfx_code check_attr(const dfx_node *n, const dfx_op_attr *a, dfx_status *st) {
+  const dfx_attr *v = dfx__node_attr(n, a->name);
+  if (!v) return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): missing attr '%s' (%s)", n->name, n->op, a->name, a->type);
+  if (v->kind == DFX_ATTR_NONE) /* an AttrValue with no member set */
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' has no value (the op declares %s)", n->name,
+                           n->op, a->name, a->type);
+  /* An empty list carries no element kind, and fits every list attr. */
+  bool list = v->kind == DFX_ATTR_LIST;
+  if (v->kind != a->kind || (list && v->v.list.n && v->v.list.kind != a->elem)) {
+    char buf[32];
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' is a %s value but the op declares %s", n->name,
+                           n->op, a->name, value_kind(v, buf, sizeof buf), a->type);
+  }
+  if (v->ref_dtype)
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' must not have a reference type value", n->name,
+                           n->op, a->name);
+  if (a->has_min && !list && v->v.i < a->min)
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' = %lld is below the minimum %lld", n->name,
+                           n->op, a->name, (long long)v->v.i, (long long)a->min);
+  if (a->has_min && list && v->v.list.n < a->min)
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' has %d elements, below the minimum length %lld",
+                           n->name, n->op, a->name, v->v.list.n, (long long)a->min);
+  if (!a->allowed && !a->allowed_s.v.list.n) return DFX_OK;
+  if (!list) return check_allowed(n, a, v, -1, st);
+  for (int k = 0; k < v->v.list.n; k++) {
+    dfx_code c = check_allowed(n, a, v, k, st);
+    if (c != DFX_OK) return c;
+  }
+  return DFX_OK;
+}
+
+/* Attrs the op does not list are accepted, where TF's ValidateNodeDef
+ * rejects them ("NodeDef mentions attr 'x' not in Op"): graphs written by a
+ * newer TF carry attrs an older registry lacks, and kernels only read the
+ * attrs they know. */
+dfx_code dfx__node_check_attrs(const dfx_node *n, const dfx_op_def *def, dfx_status *st) {
   for (int i = 0; i < def->n_attrs; i++) {
-    const dfx_op_attr *a = &def->attrs[i];
-    if (!a->allowed) continue;
-    dfx_dtype t = dfx__attr_type(n, a->name, DFX_INVALID);
-    if (t != DFX_INVALID && !(a->allowed & (1u << t)))
-      return dfx__status_set(st, DFX_EINVAL, "attr %s = %s is not a type this op accepts", a->name,
-                             dfx_dtype_name(t));
+    dfx_code c = check_attr(n, &def->attrs[i], st);
+    if (c != DFX_OK) return c;
   }
   return DFX_OK;
 }

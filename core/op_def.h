@@ -1,17 +1,27 @@
-/* op_def.h - op signatures: inputs, outputs and attrs with defaults.
- * Kernel files declare signatures as short strings in TensorFlow's REGISTER_OP
- * notation; they are parsed once into dfx_op_def when the registry is built.
+/* op_def.h - op signatures: inputs, outputs, attrs with defaults and constraints.
+ * Signatures are short strings in TensorFlow's REGISTER_OP notation, written by
+ * hand in kernel files or generated from TF's OpList (op_table_tf.c). The
+ * parser turns one into a dfx_op_def; it keeps no global state, so any thread
+ * may parse any row at any time (the registry parses each row once).
  *
  * Signature strings (dfx_op_src):
- *   .args  "x: T, y: T -> z: T"          inputs, "->", outputs; "" sides allowed
- *          arg types: a type attr ("T"), a fixed type ("float", "int32", "bool",
- *          "resource", ...), "N * T" (number attr times a type or fixed type),
- *          a list(type) attr name ("Tout"), or "Ref(T)".
- *   .attrs "T: type; N: int >= 1; keep_dims: bool = false"
- *          attr kinds: type, int, float, bool, string, shape, tensor, func and
- *          list(...) of those; "T: {float, int32}" is a type attr restricted to
- *          those types; "= value" gives the default (shape: "unknown" or [d, ...];
- *          string: 'text'; list: [a, b]). Constraints like ">= 1" are ignored. */
+ *   .args  "x: T, y: T -> z: T"          inputs, "->", outputs; either side may be empty
+ *          arg := name ':' [num '*'] base     base := word | 'Ref(' word ')'
+ *          word: a type attr ("T"), a fixed type ("float", "int32", "resource", ...)
+ *          or a list(type) attr ("Tout"); "N * T" repeats T N times (N an int attr).
+ *   .attrs "T: {float, int32}; N: int >= 1; padding: {'SAME', 'VALID'}"  ('; '-separated)
+ *          attr    := name ':' kind ['>=' int] ['=' default]
+ *          kind    := scalar | 'list(' scalar ')' | set | 'list(' set ')'
+ *          scalar  := int | float | bool | string | type | shape | tensor | func
+ *          set     := '{' dtype, ... '}'   (a type attr restricted to those types)
+ *                   | '{' 'str', ... '}'   (a string attr restricted to those values)
+ *          ">= k"  an int's minimum value, or a list's minimum length
+ *   defaults: int 3, -1; float 0.5, 1e-05, inf, -inf, nan; bool true/false;
+ *          string 'text' with escapes \\ \' \n \t \r \xHH; type float; shape unknown,
+ *          [] (scalar) or [2, -1]; tensor(uint8, [4], 255, 0, 0, 255) (dtype, shape,
+ *          values; the last value repeats as in TF's TensorProto); list [a, b], [] for
+ *          every element kind but tensor and func. No op in TF has a func default.
+ *   .flags DFX_OP_* bits, from OpDef's booleans; hand-written rows leave them 0. */
 #ifndef DFX_OP_DEF_H
 #define DFX_OP_DEF_H
 
@@ -21,10 +31,19 @@
 #include "attr.h"
 #include "dfexec.h"
 
+enum {
+  DFX_OP_STATEFUL = 1,      /* is_stateful: side effects or randomness; never folded or deduplicated */
+  DFX_OP_COMMUTATIVE = 2,   /* is_commutative: op(a, b) == op(b, a) */
+  DFX_OP_AGGREGATE = 4,     /* is_aggregate: N inputs reduced to one (AddN) */
+  DFX_OP_ALLOWS_UNINIT = 8, /* allows_uninitialized_input: may read an unassigned ref (Assign) */
+  DFX_OP_DISTRIBUTED = 16,  /* is_distributed_communication: talks to other tasks (collectives) */
+};
+
 typedef struct dfx_op_src {
   const char *name;
   const char *args;
   const char *attrs;
+  unsigned flags; /* DFX_OP_* */
 } dfx_op_src;
 
 typedef struct dfx_op_arg {
@@ -38,22 +57,38 @@ typedef struct dfx_op_arg {
 
 typedef struct dfx_op_attr {
   char *name;
-  char *type;         /* "int", "list(type)", ... */
+  const char *type;    /* "int", "list(type)", ... as TF spells it (static; for messages) */
+  dfx_attr_kind kind;  /* the value kind a node must carry: DFX_ATTR_I ... or DFX_ATTR_LIST */
+  dfx_attr_kind elem;  /* element kind when kind is DFX_ATTR_LIST */
   bool has_default;
-  dfx_attr def;       /* the default value when has_default */
-  uint32_t allowed;   /* bit per dtype for restricted type attrs; 0 = any */
+  dfx_attr def;        /* the default value when has_default */
+  bool has_min;        /* ">= min": the minimum int value, or the minimum list length */
+  int64_t min;
+  uint32_t allowed;    /* type and list(type): bit per dtype; 0 = any */
+  dfx_attr allowed_s;  /* string and list(string): a DFX_ATTR_LIST of the allowed strings; n 0 = any */
 } dfx_op_attr;
 
 typedef struct dfx_op_def {
   char *name;
+  unsigned flags;      /* DFX_OP_* */
   int n_in, n_out, n_attrs;
   dfx_op_arg *in, *out;
   dfx_op_attr *attrs;
 } dfx_op_def;
 
-/* Parses one signature; on error returns DFX_EINTERNAL with a message. */
+/* Parses one signature into *out (returns new; free with dfx__op_def_free).
+ * Borrows src. On a malformed row returns DFX_EINTERNAL with a message naming
+ * the op (rows are code, so a bad one is a bug), or DFX_ENOMEM; *out is NULL. */
 dfx_code dfx__op_def_parse(const dfx_op_src *src, dfx_op_def **out, dfx_status *st);
 void dfx__op_def_free(dfx_op_def *d);
+/* The attr called `name` (borrowed from d), or NULL. */
 const dfx_op_attr *dfx__op_def_attr(const dfx_op_def *d, const char *name);
+
+/* op_table_tf.c (generated by tools/gen_ops/gen_op_table.py): every OpDef
+ * TensorFlow registers, sorted by name, ending with a {NULL} row. */
+extern const dfx_op_src dfx__op_table_tf[];
+extern const int dfx__op_table_tf_count;
+/* TensorFlow's row for op `name` (static data), or NULL: a binary search. */
+const dfx_op_src *dfx__op_table_tf_find(const char *name);
 
 #endif

@@ -63,7 +63,9 @@ void dfx_graph_free(dfx_graph *g) {
 
 static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, dfx_status *st);
 
-static dfx_code convert_list(const Tensorflow__AttrValue__ListValue *l, dfx_attr_list *out, dfx_status *st) {
+/* *ref is raised when an element is a *_REF dtype (see dfx_attr.ref_dtype). */
+static dfx_code convert_list(const Tensorflow__AttrValue__ListValue *l, dfx_attr_list *out, bool *ref,
+                             dfx_status *st) {
   memset(out, 0, sizeof *out);
   if (!l) return DFX_OK;
   /* TF lists hold one kind; take the first non-empty member. */
@@ -96,6 +98,7 @@ static dfx_code convert_list(const Tensorflow__AttrValue__ListValue *l, dfx_attr
     for (size_t k = 0; k < n; k++) {
       out->v.type[k] = dfx__dtype_from_wire(l->type[k]);
       out->n++;
+      *ref |= l->type[k] > 100;
       if (out->v.type[k] == DFX_INVALID) return dfx__status_set(st, DFX_EUNIMPL, "unsupported dtype %d in list", (int)l->type[k]);
     }
   } else if ((n = l->n_shape)) {
@@ -150,6 +153,7 @@ static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, 
     case TENSORFLOW__ATTR_VALUE__VALUE_TYPE:
       a->kind = DFX_ATTR_TYPE;
       a->v.type = dfx__dtype_from_wire(v->type);
+      a->ref_dtype = v->type > 100;
       if (a->v.type == DFX_INVALID) return dfx__status_set(st, DFX_EUNIMPL, "unsupported dtype %d", (int)v->type);
       return DFX_OK;
     case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE:
@@ -161,7 +165,7 @@ static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, 
       return dfx__tensor_from_proto(v->tensor, &a->v.tensor, st);
     case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
       a->kind = DFX_ATTR_LIST;
-      return convert_list(v->list, &a->v.list, st);
+      return convert_list(v->list, &a->v.list, &a->ref_dtype, st);
     case TENSORFLOW__ATTR_VALUE__VALUE_FUNC:
       a->kind = DFX_ATTR_FUNC;
       a->v.func = dfx__strdup(v->func && v->func->name ? v->func->name : "");
@@ -293,7 +297,8 @@ static dfx_code apply_signatures(dfx_graph *g, const dfx_registry *r, unsigned f
   int n_unknown = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     dfx_node *n = &g->nodes[i];
-    n->def = dfx__registry_op(r, n->op);
+    dfx_code c = dfx__registry_find_op(r, n->op, &n->def, st);
+    if (c != DFX_OK) return c;
     if (!n->def) {
       /* List each unknown op once, with the first node that uses it. */
       char needle[160];
@@ -308,8 +313,12 @@ static dfx_code apply_signatures(dfx_graph *g, const dfx_registry *r, unsigned f
       continue;
     }
     int expected = 0;
-    dfx_code c = dfx__node_fill_defaults(n, n->def, st);
-    if (c == DFX_OK) c = dfx__node_resolve_types(n, n->def, &expected, st);
+    c = dfx__node_fill_defaults(n, n->def, st);
+    if (c == DFX_OK) {
+      /* Its messages name node and op already, so they are passed on as they are. */
+      if ((c = dfx__node_check_attrs(n, n->def, st)) != DFX_OK) return c;
+      c = dfx__node_resolve_types(n, n->def, &expected, st);
+    }
     if (c != DFX_OK) {
       char msg[DFX_STATUS_MSG_MAX];
       snprintf(msg, sizeof msg, "%s", st ? st->msg : "");

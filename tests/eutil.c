@@ -13,7 +13,11 @@ dfx_testalloc eu_alloc;
 
 void eu_setup(void) {
   dfx_status st;
-  cr_assert(dfx__registry_get(&st) != NULL, "registry: %s", st.msg); /* process-wide, built before counting */
+  /* The registry is process-wide: build it, and parse TF's rows it would
+   * otherwise parse on first lookup, before counting allocations. */
+  const dfx_registry *r = dfx__registry_get(&st);
+  cr_assert(r != NULL, "registry: %s", st.msg);
+  cr_assert_eq(dfx__registry_parse_all(r, &st), DFX_OK, "registry: %s", st.msg);
   memset(&eu_alloc, 0, sizeof eu_alloc);
   dfx__testalloc_install(&eu_alloc);
 }

@@ -102,6 +102,7 @@ dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n
   dfx__status_clear(&st);
   int expected = 0;
   dfx_code c = dfx__node_fill_defaults(n, n->def, &st);
+  if (c == DFX_OK) c = dfx__node_check_attrs(n, n->def, &st);
   if (c == DFX_OK) c = dfx__node_resolve_types(n, n->def, &expected, &st);
   if (c == DFX_OK && expected != n_in)
     c = dfx__status_set(&st, DFX_EINVAL, "op %s expects %d inputs, test gave %d", n->op, expected, n_in);

@@ -17,7 +17,9 @@ static dfx_testalloc atest_ta;
 
 static inline void atest_setup(void) {
   dfx_status st;
-  cr_assert(dfx__registry_get(&st) != NULL, "registry: %s", st.msg);
+  const dfx_registry *r = dfx__registry_get(&st); /* built and fully parsed before counting */
+  cr_assert(r != NULL, "registry: %s", st.msg);
+  cr_assert_eq(dfx__registry_parse_all(r, &st), DFX_OK, "registry: %s", st.msg);
   memset(&atest_ta, 0, sizeof atest_ta);
   dfx__testalloc_install(&atest_ta);
 }
