@@ -1,6 +1,13 @@
-/* lib.c - library-wide public calls: the version string and dfx_free. */
+/* lib.c - library-wide public calls (the version string, dfx_free) and the
+ * process-wide kernel registry that dfx_session_new hands to sessions. */
+#include "lib.h"
+
+#include <uv.h>
+
 #include "alloc.h"
 #include "dfexec.h"
+#include "session.h"
+#include "status.h"
 
 #define DFX_STR_(x) #x
 #define DFX_STR(x) DFX_STR_(x)
@@ -10,3 +17,38 @@ const char *dfx_version(void) {
 }
 
 void dfx_free(void *p) { dfx__free(p); }
+
+/* ---- the kernel registry ---- */
+
+static dfx_registry *registry;
+static dfx_status registry_err;
+static uv_once_t registry_once = UV_ONCE_INIT;
+
+/* The registry lives for the whole process, outside the allocation hook
+ * (tests that count allocations build it before installing theirs). */
+static void build_registry(void) {
+  dfx__status_clear(&registry_err);
+  dfx_registry *r = dfx__registry_new();
+  if (!r) {
+    dfx__status_set(&registry_err, DFX_ENOMEM, "out of memory building the kernel registry");
+    return;
+  }
+  dfx__kernels_register_all(r);
+  if (dfx__registry_seal(r, &registry_err) == DFX_OK) registry = r;
+}
+
+const dfx_registry *dfx__lib_registry(dfx_status *st) {
+  uv_once(&registry_once, build_registry);
+  if (!registry) dfx__status_copy(st, &registry_err);
+  return registry;
+}
+
+/* ---- sessions ---- */
+
+dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, dfx_session **out, dfx_status *st) {
+  dfx__status_clear(st);
+  if (out) *out = NULL;
+  const dfx_registry *r = dfx__lib_registry(st);
+  if (!r) return st ? st->code : DFX_EINTERNAL;
+  return dfx__session_new(g, r, opts, out, st);
+}

@@ -1,16 +1,15 @@
 /* kernel.h - the kernel author's API: context, registration tables, helpers.
  *
- * A kernel file (kernels/<family>.c) holds two sentinel-terminated tables, op
- * signatures (dfx_op_src, see op_def.h) and kernels (dfx_kernel_def), and one
- * registration function listed in kernels/all.c:
+ * A kernel file (kernels/<family>/<file>.c) holds one sentinel-terminated
+ * table of kernels, each row naming its op and the dtypes it handles, and a
+ * registration function its family's register.c calls (kernels/all.c lists
+ * the families). Op signatures are not declared here: every op's comes from
+ * TensorFlow's registry (op_registry.h).
  *
- *   static const dfx_op_src ops[] = {
- *     {"Add", "x: T, y: T -> z: T", "T: type"},
- *     {NULL}};
  *   static const dfx_kernel_def kernels[] = {
  *     {"Add", "T: {float, double, int32, int64}", add_kernel, DFX_KERNEL_CHEAP},
  *     {NULL}};
- *   void dfx__kernels_math_binary(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+ *   void dfx__kernels_math_binary(dfx_registry *r) { dfx__kernels_add(r, kernels); }
  *
  * A kernel reads ctx->in[i] (borrowed; never modify a tensor another node can
  * see) and stores new references in ctx->out[k] (dfx__kctx_alloc does that).
@@ -80,20 +79,20 @@ typedef struct dfx_kernel_def {
 
 typedef struct dfx_registry dfx_registry;
 
-/* Adds a file's tables (either may be NULL). Duplicates are reported by
- * dfx__registry_get as DFX_EINTERNAL. */
-void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_def *kernels);
+/* A new empty registry (the C allocator: registries live as long as the
+ * process), or NULL. Fill it with dfx__kernels_add, then seal it. */
+dfx_registry *dfx__registry_new(void);
+/* Adds a kernel file's table (sentinel-terminated). Problems (a bad types
+ * string, two rows of one op for the same dtypes, no memory) are reported
+ * by dfx__registry_seal as DFX_EINTERNAL / DFX_ENOMEM. */
+void dfx__kernels_add(dfx_registry *r, const dfx_kernel_def *kernels);
+/* Ends filling: checks that every op with a kernel has a signature
+ * (op_registry.h) and orders the ops by name. After it the registry is only
+ * read and any thread may look kernels up. */
+dfx_code dfx__registry_seal(dfx_registry *r, dfx_status *st);
+/* kernels/all.c: adds every kernel family to r. */
+void dfx__kernels_register_all(dfx_registry *r);
 
-/* The process-wide registry, built on first use (thread-safe). Returns NULL
- * and fills st if building it failed (a bad signature string, out of memory). */
-const dfx_registry *dfx__registry_get(dfx_status *st);
-/* The signature of op: the kernel file's, else TensorFlow's (borrowed, lives
- * as long as the process). *out is NULL for an op neither knows. A TF row is
- * parsed on its op's first lookup, so this can fail: DFX_ENOMEM, or
- * DFX_EINTERNAL for a bad row. Thread-safe. */
-dfx_code dfx__registry_find_op(const dfx_registry *r, const char *op, const dfx_op_def **out, dfx_status *st);
-/* The same for callers with no error path: NULL also when parsing failed. */
-const dfx_op_def *dfx__registry_op(const dfx_registry *r, const char *op);
 /* The kernel row for `node` (its op and type attrs), or NULL with the
  * reason in st: no kernel for the op at all (DFX_EUNIMPL), or none for its
  * dtypes (DFX_EUNIMPL, naming the attr, its value and the dtypes that have
@@ -107,18 +106,9 @@ const dfx_kernel_def *dfx__registry_kernel_any(const dfx_registry *r, const char
  * (bit t for dtype t); ~0 when some row does not constrain it. For
  * `dfexec ops` and messages. */
 uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const char *attr);
-/* The two sources apart, for comparing them (tools/gen_ops/opdef_report.c):
- * TensorFlow's OpDef of op, and the signature a kernel file declares; each
- * NULL when that source has none. */
-const dfx_op_def *dfx__registry_op_tf(const dfx_registry *r, const char *op);
-const dfx_op_def *dfx__registry_op_kernel_file(const dfx_registry *r, const char *op);
-/* Parses every TF row not parsed yet. Tests that count allocations call it
- * before installing their allocator, so no lazily parsed def is counted as
- * their leak. */
-dfx_code dfx__registry_parse_all(const dfx_registry *r, dfx_status *st);
-/* Iteration over registered op names, for `dfexec info` and tests. */
-int dfx__registry_op_count(const dfx_registry *r);
-const dfx_op_def *dfx__registry_op_at(const dfx_registry *r, int i);
+/* The ops that have kernels, sorted by name: i in [0, dfx__registry_count). */
+int dfx__registry_count(const dfx_registry *r);
+const char *dfx__registry_op_name(const dfx_registry *r, int i);
 
 /* ---- helpers for kernel bodies ---- */
 

@@ -1,14 +1,9 @@
-/* kernel_registry.c - the process-wide table of op signatures and kernels.
- * Built once (uv_once) from the tables that kernels/all.c lists and from the
- * names of TensorFlow's OpDefs (op_table_tf.c). An op's signature is the
- * kernel file's when it has one, else TF's (meson option tf_opdefs_first
- * reverses that, to test TF's defs alone). Kernel-file signatures are parsed
- * at build; a TF row only on its op's first lookup, since parsing all 1563
- * would cost every process ~4 ms and ~3 MB (tools/gen_ops/README.md) for the
- * few dozen ops a graph uses. That first lookup is the only write after the
- * build: an atomic publish (tf_def), so lookups take no lock. Lookups happen
- * at import and session creation only; the per-iteration path calls kernels
- * by pointer. */
+/* kernel_registry.c - kernels by op and dtype (kernel.h). A registry is
+ * filled once from kernel tables (api/lib.c passes it to kernels/all.c),
+ * sealed, and then only read, so lookups need no lock. Lookups happen when a
+ * session plans a run; the per-iteration path calls kernels by pointer. Op
+ * signatures are not here: they come from core/op_registry.c, which knows
+ * nothing about kernels. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +12,9 @@
 
 #include "alloc.h"
 #include "dtype.h"
+#include "invariant.h"
 #include "kernel.h"
+#include "op_registry.h"
 
 /* One dtype constraint of a kernel row: attr `name` must be in `mask`. */
 typedef struct type_rule {
@@ -36,21 +33,17 @@ typedef struct krow {
 } krow;
 
 typedef struct entry {
-  const char *name;          /* key: op name (points into def or kernel table) */
-  dfx_op_def *def;           /* signature from a kernel file, or NULL */
-  const dfx_op_src *tf_src;  /* TensorFlow's OpDef row, or NULL */
-  dfx_op_def *tf_def;        /* tf_src parsed (atomic; NULL until the first lookup) */
+  const char *name;          /* key: op name (points into the kernel table) */
   krow *kernels;             /* rows serving this op, in registration order */
 } entry;
 
 struct dfx_registry {
   entry *slots;              /* open addressing, cap a power of two */
   uint32_t cap, n;
-  entry **order;             /* entries sorted by name, after building */
-  dfx_status err;            /* first problem met while building */
+  entry **order;             /* entries sorted by name, once sealed */
+  bool sealed;
+  dfx_status err;            /* first problem met while filling it */
 };
-
-void dfx__kernels_register_all(dfx_registry *r); /* kernels/all.c */
 
 static uint32_t hash_str(const char *s) {
   uint32_t h = 2166136261u;
@@ -105,7 +98,7 @@ static entry *get_entry(dfx_registry *r, const char *name) {
   entry *e = lookup(r, name, 0);
   if (e) return e;
   if (grow(r)) {
-    reg_error(r, DFX_ENOMEM, "out of memory building the op registry");
+    reg_error(r, DFX_ENOMEM, "out of memory building the kernel registry");
     return NULL;
   }
   e = lookup(r, name, 1);
@@ -198,22 +191,8 @@ static bool row_accepts(const krow *row, const dfx_node *n, const type_rule **wh
   return true;
 }
 
-void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_def *kernels) {
-  for (const dfx_op_src *o = ops; o && o->name; o++) {
-    entry *e = get_entry(r, o->name);
-    if (!e) return;
-    if (e->def) {
-      reg_error(r, DFX_EINTERNAL, "op %s has two signatures", o->name);
-      return;
-    }
-    dfx_status st;
-    dfx__status_clear(&st);
-    if (dfx__op_def_parse(o, &e->def, &st) != DFX_OK) {
-      reg_error(r, st.code, "%s", st.msg);
-      return;
-    }
-    e->name = e->def->name;
-  }
+void dfx__kernels_add(dfx_registry *r, const dfx_kernel_def *kernels) {
+  DFX_ASSERT(!r->sealed);
   for (const dfx_kernel_def *k = kernels; k && k->op; k++) {
     entry *e = get_entry(r, k->op);
     if (!e) return;
@@ -238,114 +217,28 @@ void dfx__registry_add(dfx_registry *r, const dfx_op_src *ops, const dfx_kernel_
   }
 }
 
-static void add_tf_rows(dfx_registry *r) {
-  for (const dfx_op_src *o = dfx__op_table_tf; o->name; o++) {
-    entry *e = get_entry(r, o->name);
-    if (!e) return;
-    e->tf_src = o;
-  }
-}
-
-static dfx_registry *g_registry;
-static uv_once_t g_once = UV_ONCE_INIT;
+dfx_registry *dfx__registry_new(void) { return calloc(1, sizeof(dfx_registry)); }
 
 static int cmp_entry(const void *a, const void *b) {
   return strcmp((*(entry *const *)a)->name, (*(entry *const *)b)->name);
 }
 
-static void build(void) {
-  /* The registry lives for the whole process. Tests that count allocations
-   * build it (dfx__registry_get) before installing their allocator. */
-  dfx_registry *r = calloc(1, sizeof *r);
-  if (!r) return;
-  dfx__kernels_register_all(r);
-  add_tf_rows(r);
-  /* A sorted list of entries gives `dfexec info` and tests a stable order. */
+dfx_code dfx__registry_seal(dfx_registry *r, dfx_status *st) {
+  if (r->err.code != DFX_OK) return dfx__status_copy(st, &r->err);
+  /* A sorted list of entries gives `dfexec ops` and tests a stable order. */
   uint32_t k = 0;
   for (uint32_t i = 0; i < r->cap; i++)
     if (r->slots[i].name) r->order[k++] = &r->slots[i];
   qsort(r->order, k, sizeof(entry *), cmp_entry);
-  for (uint32_t i = 0; i < k && r->err.code == DFX_OK; i++)
-    if (r->order[i]->kernels && !r->order[i]->def && !r->order[i]->tf_src)
-      reg_error(r, DFX_EINTERNAL, "op %s has a kernel but no signature", r->order[i]->name);
-  g_registry = r;
-}
-
-const dfx_registry *dfx__registry_get(dfx_status *st) {
-  uv_once(&g_once, build);
-  if (!g_registry) {
-    dfx__status_set(st, DFX_ENOMEM, "out of memory building the op registry");
-    return NULL;
-  }
-  if (g_registry->err.code != DFX_OK) {
-    dfx__status_copy(st, &g_registry->err);
-    return NULL;
-  }
-  return g_registry;
-}
-
-#ifndef DFX_TF_OPDEFS_FIRST
-#define DFX_TF_OPDEFS_FIRST 0
-#endif
-
-/* TF's def of e (NULL if TF has none), parsing its row on first use. Threads
- * may race here: each parses, one compare-and-swap publishes, and the others
- * free their copy, so tf_def changes once and readers need no lock. The def
- * lives as long as the process, in memory from the allocator of that moment. */
-static dfx_code tf_def(entry *e, const dfx_op_def **out, dfx_status *st) {
-  *out = NULL;
-  if (!e->tf_src) return DFX_OK;
-  dfx_op_def *d = __atomic_load_n(&e->tf_def, __ATOMIC_ACQUIRE);
-  if (!d) {
-    dfx_code c = dfx__op_def_parse(e->tf_src, &d, st);
-    if (c != DFX_OK) return c;
-    dfx_op_def *seen = NULL;
-    if (!__atomic_compare_exchange_n(&e->tf_def, &seen, d, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      dfx__op_def_free(d); /* another thread published first */
-      d = seen;
-    }
-  }
-  *out = d;
-  return DFX_OK;
-}
-
-static dfx_code entry_def(entry *e, const dfx_op_def **out, dfx_status *st) {
-  *out = e->def;
-  if (e->def && !(DFX_TF_OPDEFS_FIRST && e->tf_src)) return DFX_OK;
-  return tf_def(e, out, st);
-}
-
-dfx_code dfx__registry_find_op(const dfx_registry *r, const char *op, const dfx_op_def **out, dfx_status *st) {
-  entry *e = lookup(r, op, 0);
-  *out = NULL;
-  return e ? entry_def(e, out, st) : DFX_OK;
-}
-
-const dfx_op_def *dfx__registry_op(const dfx_registry *r, const char *op) {
-  const dfx_op_def *d;
-  return dfx__registry_find_op(r, op, &d, NULL) == DFX_OK ? d : NULL;
-}
-
-const dfx_op_def *dfx__registry_op_tf(const dfx_registry *r, const char *op) {
-  entry *e = lookup(r, op, 0);
-  const dfx_op_def *d = NULL;
-  return e && tf_def(e, &d, NULL) == DFX_OK ? d : NULL;
-}
-
-const dfx_op_def *dfx__registry_op_kernel_file(const dfx_registry *r, const char *op) {
-  entry *e = lookup(r, op, 0);
-  return e ? e->def : NULL;
-}
-
-dfx_code dfx__registry_parse_all(const dfx_registry *r, dfx_status *st) {
-  for (uint32_t i = 0; i < r->n; i++) {
+  for (uint32_t i = 0; i < k; i++) {
     const dfx_op_def *d;
-    dfx_code c = tf_def(r->order[i], &d, st);
+    dfx_code c = dfx__op_find(r->order[i]->name, &d, st);
     if (c != DFX_OK) return c;
+    if (!d) return dfx__status_set(st, DFX_EINTERNAL, "op %s has a kernel but no signature", r->order[i]->name);
   }
+  r->sealed = true;
   return DFX_OK;
 }
-
 
 const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_node *node, dfx_status *st) {
   entry *e = lookup(r, node->op, 0);
@@ -388,10 +281,8 @@ uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const
   return mask;
 }
 
-int dfx__registry_op_count(const dfx_registry *r) { return (int)r->n; }
+int dfx__registry_count(const dfx_registry *r) { return r->sealed ? (int)r->n : 0; }
 
-const dfx_op_def *dfx__registry_op_at(const dfx_registry *r, int i) {
-  const dfx_op_def *d = NULL;
-  if (i >= 0 && (uint32_t)i < r->n && entry_def(r->order[i], &d, NULL) != DFX_OK) d = NULL;
-  return d;
+const char *dfx__registry_op_name(const dfx_registry *r, int i) {
+  return r->sealed && i >= 0 && (uint32_t)i < r->n ? r->order[i]->name : NULL;
 }

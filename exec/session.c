@@ -17,11 +17,13 @@
 #include "kernel.h"
 #include "plan.h"
 #include "run.h"
+#include "session.h"
 
 void openblas_set_num_threads(int num_threads);
 
 struct dfx_session {
   const dfx_graph *g;
+  const dfx_registry *reg;              /* kernels (borrowed: process lifetime) */
   int n_threads;
   dfx_pool *pool;                       /* NULL when everything runs on the caller */
   const dfx_kernel_def **kernels;       /* per graph node; NULL for control ops */
@@ -59,8 +61,7 @@ void dfx_session_free(dfx_session *s) {
  * node, under s->mu, on first need. A missing kernel is an error only here,
  * and names the node, its op and why the run needs it. */
 static dfx_code resolve_kernels(dfx_session *s, const dfx_plan_sel *sel, dfx_status *st) {
-  const dfx_registry *r = dfx__registry_get(st);
-  if (!r) return st ? st->code : DFX_EINTERNAL;
+  const dfx_registry *r = s->reg;
   const dfx_graph *g = s->g;
   dfx_code c = DFX_OK;
   uv_mutex_lock(&s->mu);
@@ -87,8 +88,8 @@ static dfx_code resolve_kernels(dfx_session *s, const dfx_plan_sel *sel, dfx_sta
   return c;
 }
 
-dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, dfx_session **out, dfx_status *st) {
-  dfx__status_clear(st);
+dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx_session_options *opts,
+                          dfx_session **out, dfx_status *st) {
   if (out) *out = NULL;
   if (!g || !out) return dfx__status_set(st, DFX_EINVAL, "dfx_session_new: NULL argument");
   if (opts && opts->n_threads < 0) return dfx__status_set(st, DFX_EINVAL, "n_threads must be >= 0, got %d", opts->n_threads);
@@ -96,6 +97,7 @@ dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, df
   dfx_session *s = dfx__calloc(1, sizeof *s);
   if (!s) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   s->g = g;
+  s->reg = reg;
   if (uv_mutex_init(&s->mu)) {
     dfx__free(s);
     return dfx__status_set(st, DFX_EINTERNAL, "cannot create a mutex");

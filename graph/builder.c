@@ -409,7 +409,7 @@ dfx_code dfx_builder_to_graph(dfx_builder *b, dfx_graph **out, dfx_status *st) {
   if (!out) return dfx__status_set(st, DFX_EINVAL, "dfx_builder_to_graph: NULL argument");
   Tensorflow__GraphDef gd;
   dfx_code c = make_graphdef(b, &gd, st);
-  if (c == DFX_OK) c = dfx__graph_from_proto(&gd, 0, out, st);
+  if (c == DFX_OK) c = dfx__graph_from_proto(&gd, out, st);
   dfx__free(gd.node);
   return c;
 }
@@ -422,7 +422,7 @@ dfx_code dfx_builder_serialize(dfx_builder *b, int text, void **buf, size_t *len
   Tensorflow__GraphDef gd;
   dfx_graph *g = NULL;
   dfx_code c = make_graphdef(b, &gd, st);
-  if (c == DFX_OK) c = dfx__graph_from_proto(&gd, 0, &g, st);
+  if (c == DFX_OK) c = dfx__graph_from_proto(&gd, &g, st);
   dfx_graph_free(g);
   if (c == DFX_OK && text) {
     char *s;

@@ -6,7 +6,7 @@
 
 #include "alloc.h"
 #include "builder.h"
-#include "kernel.h"
+#include "op_registry.h"
 #include "tensor.h"
 #include "tensor_proto.h"
 
@@ -245,10 +245,10 @@ static int arg_count(const dfx_bnode *n, const dfx_op_def *def, const dfx_op_arg
   return r >= 0 ? r : -1;
 }
 
-static dfx_dtype type_attr_of(dfx_builder *b, const dfx_registry *r, dfx_bnode *n, const char *name, int depth);
+static dfx_dtype type_attr_of(dfx_builder *b, dfx_bnode *n, const char *name, int depth);
 
-static dfx_dtype out_dtype(dfx_builder *b, const dfx_registry *r, dfx_bnode *n, int slot, int depth) {
-  const dfx_op_def *def = dfx__registry_op(r, n->nd.op);
+static dfx_dtype out_dtype(dfx_builder *b, dfx_bnode *n, int slot, int depth) {
+  const dfx_op_def *def = dfx__op_get(n->nd.op);
   if (!def || slot < 0) return DFX_INVALID;
   int base = 0;
   for (int i = 0; i < def->n_out; i++) {
@@ -258,7 +258,7 @@ static dfx_dtype out_dtype(dfx_builder *b, const dfx_registry *r, dfx_bnode *n, 
     if (slot < base + cnt) {
       if (a->type_list_attr) return (dfx_dtype)attr_get(n, a->type_list_attr)->list->type[slot - base];
       if (a->type != DFX_INVALID) return a->type;
-      return type_attr_of(b, r, n, a->type_attr, depth + 1);
+      return type_attr_of(b, n, a->type_attr, depth + 1);
     }
     base += cnt;
   }
@@ -267,10 +267,10 @@ static dfx_dtype out_dtype(dfx_builder *b, const dfx_registry *r, dfx_bnode *n, 
 
 /* The value of type attr `name`: set, defaulted, or inferred from the
  * producer of the first input whose arg uses it (then stored). */
-static dfx_dtype type_attr_of(dfx_builder *b, const dfx_registry *r, dfx_bnode *n, const char *name, int depth) {
+static dfx_dtype type_attr_of(dfx_builder *b, dfx_bnode *n, const char *name, int depth) {
   const Tensorflow__AttrValue *v = attr_get(n, name);
   if (v) return v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE ? (dfx_dtype)v->type : DFX_INVALID;
-  const dfx_op_def *def = dfx__registry_op(r, n->nd.op);
+  const dfx_op_def *def = dfx__op_get(n->nd.op);
   if (!def) return DFX_INVALID;
   const dfx_op_attr *oa = dfx__op_def_attr(def, name);
   if (oa && oa->has_default && oa->def.kind == DFX_ATTR_TYPE) return oa->def.v.type;
@@ -284,7 +284,7 @@ static dfx_dtype type_attr_of(dfx_builder *b, const dfx_registry *r, dfx_bnode *
     if (cnt < 0) break;
     if (cnt > 0 && a->type_attr && strcmp(a->type_attr, name) == 0) {
       int slot, p = dfx__builder_producer(b, n->nd.input[k], &slot);
-      if (p >= 0) t = out_dtype(b, r, b->nodes[p], slot, depth + 1);
+      if (p >= 0) t = out_dtype(b, b->nodes[p], slot, depth + 1);
     }
     k += cnt;
   }
@@ -296,11 +296,9 @@ static dfx_dtype type_attr_of(dfx_builder *b, const dfx_registry *r, dfx_bnode *
 /* Fills missing type attrs and input-list lengths of every node whose op
  * dfexec knows; the importer reports whatever is still missing. */
 dfx_code dfx__builder_infer_attrs(dfx_builder *b, dfx_status *st) {
-  const dfx_registry *r = dfx__registry_get(st);
-  if (!r) return st ? st->code : DFX_EINTERNAL;
   for (int i = 0; i < b->n_nodes; i++) {
     dfx_bnode *n = b->nodes[i];
-    const dfx_op_def *def = dfx__registry_op(r, n->nd.op);
+    const dfx_op_def *def = dfx__op_get(n->nd.op);
     if (!def) continue;
     for (int k = 0; k < def->n_in; k++) {
       const dfx_op_arg *a = &def->in[k];
@@ -311,7 +309,7 @@ dfx_code dfx__builder_infer_attrs(dfx_builder *b, dfx_status *st) {
     }
     for (int k = 0; k < def->n_attrs; k++)
       if (strcmp(def->attrs[k].type, "type") == 0 && !attr_get(n, def->attrs[k].name))
-        type_attr_of(b, r, n, def->attrs[k].name, 0);
+        type_attr_of(b, n, def->attrs[k].name, 0);
   }
   if (b->err.code != DFX_OK) return dfx__status_copy(st, &b->err);
   return DFX_OK;

@@ -166,7 +166,7 @@ static dfx_code import_with(const Tensorflow__GraphDef *gd, const dfx_import_opt
   if (gd->n_node && !(copy.node = dfx__arena_alloc(&a, gd->n_node * sizeof *copy.node)))
     c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
   for (size_t i = 0; i < gd->n_node && c == DFX_OK; i++) c = rewrite_node(&a, gd->node[i], o, &copy.node[i], st);
-  if (c == DFX_OK) c = dfx__graph_from_proto(&copy, 0, out, st);
+  if (c == DFX_OK) c = dfx__graph_from_proto(&copy, out, st);
   dfx__arena_free(&a);
   return c;
 }

@@ -13,7 +13,7 @@
 #include "graph.h"
 #include "graph.pb-c.h"
 #include "graph_import.h"
-#include "kernel.h"
+#include "op_registry.h"
 #include "node_sig.h"
 #include "pbtext.h"
 #include "tensor_proto.h"
@@ -290,28 +290,44 @@ static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx
   return DFX_OK;
 }
 
-/* Fills defaults and resolves dtypes for nodes whose op has a signature;
- * collects the names of ops that have none. */
-static dfx_code apply_signatures(dfx_graph *g, const dfx_registry *r, unsigned flags, dfx_status *st) {
-  char unknown[1024] = "";
-  int n_unknown = 0;
+/* Ops no registry knows (custom ops) import as opaque nodes, as TensorFlow
+ * graphs with them still run when a run does not need them (issue: a
+ * missing kernel is an error only when needed). Their output count is the
+ * largest output index any consumer reads, and an output's dtype is what its
+ * first typed consumer expects there (DFX_INVALID, "any", when none says). */
+static dfx_code opaque_nodes(dfx_graph *g, dfx_status *st) {
   for (int i = 0; i < g->n_nodes; i++) {
     dfx_node *n = &g->nodes[i];
-    dfx_code c = dfx__registry_find_op(r, n->op, &n->def, st);
-    if (c != DFX_OK) return c;
-    if (!n->def) {
-      /* List each unknown op once, with the first node that uses it. */
-      char needle[160];
-      snprintf(needle, sizeof needle, " %s (", n->op);
-      char hay[1100];
-      snprintf(hay, sizeof hay, " %s", unknown);
-      if (!strstr(hay, needle)) {
-        size_t o = strlen(unknown);
-        snprintf(unknown + o, sizeof unknown - o, "%s%s (node '%s')", n_unknown ? ", " : "", n->op, n->name);
-        n_unknown++;
-      }
-      continue;
+    for (int k = 0; k < n->n_in; k++) {
+      dfx_node *src = &g->nodes[n->in[k].node];
+      if (!src->def && n->in[k].slot >= src->n_out) src->n_out = n->in[k].slot + 1;
     }
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    dfx_node *n = &g->nodes[i];
+    if (n->def) continue;
+    if (!(n->out_types = dfx__calloc((size_t)n->n_out + 1, sizeof(dfx_dtype))) ||
+        !(n->in_types = dfx__calloc((size_t)n->n_in + 1, sizeof(dfx_dtype))))
+      return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    const dfx_node *n = &g->nodes[i];
+    for (int k = 0; n->def && k < n->n_in; k++) {
+      dfx_node *src = &g->nodes[n->in[k].node];
+      if (!src->def && src->out_types[n->in[k].slot] == DFX_INVALID) src->out_types[n->in[k].slot] = n->in_types[k];
+    }
+  }
+  return DFX_OK;
+}
+
+/* Fills defaults, checks attrs and resolves dtypes for nodes whose op has a
+ * signature (op_registry.h); the rest are opaque. */
+static dfx_code apply_signatures(dfx_graph *g, dfx_status *st) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    dfx_node *n = &g->nodes[i];
+    dfx_code c = dfx__op_find(n->op, &n->def, st);
+    if (c != DFX_OK) return c;
+    if (!n->def) continue; /* an op no registry knows: opaque (below) */
     int expected = 0;
     c = dfx__node_fill_defaults(n, n->def, st);
     if (c == DFX_OK) {
@@ -328,24 +344,7 @@ static dfx_code apply_signatures(dfx_graph *g, const dfx_registry *r, unsigned f
       return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): expects %d data inputs but has %d", n->name, n->op,
                              expected, n->n_in);
   }
-  if (n_unknown && !(flags & DFX_IMPORT_ALLOW_UNKNOWN_OPS))
-    return dfx__status_set(st, DFX_EUNIMPL, "%d unknown op%s: %s", n_unknown, n_unknown > 1 ? "s" : "", unknown);
-  /* Unknown ops: output count from the largest index any consumer uses. */
-  for (int i = 0; i < g->n_nodes; i++) {
-    dfx_node *n = &g->nodes[i];
-    for (int k = 0; k < n->n_in; k++) {
-      dfx_node *src = &g->nodes[n->in[k].node];
-      if (!src->def && n->in[k].slot >= src->n_out) src->n_out = n->in[k].slot + 1;
-    }
-  }
-  for (int i = 0; i < g->n_nodes; i++) {
-    dfx_node *n = &g->nodes[i];
-    if (n->def) continue;
-    if (!(n->out_types = dfx__calloc((size_t)n->n_out + 1, sizeof(dfx_dtype))) ||
-        !(n->in_types = dfx__calloc((size_t)n->n_in + 1, sizeof(dfx_dtype))))
-      return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  }
-  return DFX_OK;
+  return opaque_nodes(g, st);
 }
 
 /* Output indices in range, dtypes of each edge equal to the signature's. */
@@ -420,11 +419,9 @@ static dfx_code copy_library(dfx_graph *g, const Tensorflow__FunctionDefLibrary 
   return g->meta.library ? DFX_OK : dfx__status_set(st, DFX_ENOMEM, "out of memory copying the function library");
 }
 
-dfx_code dfx__graph_from_proto(const void *msg, unsigned flags, dfx_graph **out, dfx_status *st) {
+dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st) {
   const Tensorflow__GraphDef *gd = msg;
   *out = NULL;
-  const dfx_registry *r = dfx__registry_get(st);
-  if (!r) return st ? st->code : DFX_EINTERNAL;
   if (gd->n_node > (size_t)INT32_MAX / 4) return dfx__status_set(st, DFX_ELIMIT, "graph has too many nodes");
   dfx_graph *g = dfx__calloc(1, sizeof *g);
   if (!g) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
@@ -454,7 +451,7 @@ dfx_code dfx__graph_from_proto(const void *msg, unsigned flags, dfx_graph **out,
   }
   if (gd->library && (c = copy_library(g, gd->library, st)) != DFX_OK) goto fail;
   if ((c = build_index(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK ||
-      (c = apply_signatures(g, r, flags, st)) != DFX_OK || (c = check_edges(g, st)) != DFX_OK ||
+      (c = apply_signatures(g, st)) != DFX_OK || (c = check_edges(g, st)) != DFX_OK ||
       (c = build_edges(g, st)) != DFX_OK || (c = dfx__graph_frames(g, st)) != DFX_OK)
     goto fail;
   *out = g;
@@ -464,7 +461,7 @@ fail:
   return c;
 }
 
-dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, unsigned flags, dfx_graph **out,
+dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph **out,
                               dfx_status *st) {
   if (out) *out = NULL;
   if (!out || (!buf && len)) return dfx__status_set(st, DFX_EINVAL, "dfx_graph_import: NULL argument");
@@ -482,14 +479,14 @@ dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, unsigned 
     if (!gd && oom) return dfx__status_set(st, DFX_ENOMEM, "out of memory unpacking a %zu-byte GraphDef", len);
     if (!gd) return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
   }
-  dfx_code c = dfx__graph_from_proto(gd, flags, out, st);
+  dfx_code c = dfx__graph_from_proto(gd, out, st);
   tensorflow__graph_def__free_unpacked(gd, &pb_allocator);
   return c;
 }
 
 dfx_code dfx_graph_import(const void *buf, size_t len, dfx_graph **out, dfx_status *st) {
   dfx__status_clear(st);
-  return dfx__graph_import_ex(buf, len, DFX_FORMAT_AUTO, 0, out, st);
+  return dfx__graph_import_ex(buf, len, DFX_FORMAT_AUTO, out, st);
 }
 
 dfx_code dfx__read_file(const char *path, char **data, size_t *len, dfx_status *st) {
@@ -532,7 +529,7 @@ int dfx__format_from_path(const char *path) {
   return DFX_FORMAT_AUTO;
 }
 
-dfx_code dfx__graph_load_ex(const char *path, unsigned flags, dfx_graph **out, dfx_status *st) {
+dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st) {
   if (out) *out = NULL;
   if (!path || !out) return dfx__status_set(st, DFX_EINVAL, "dfx_graph_load: NULL argument");
   char *data;
@@ -540,7 +537,7 @@ dfx_code dfx__graph_load_ex(const char *path, unsigned flags, dfx_graph **out, d
   dfx_code c = dfx__read_file(path, &data, &len, st);
   if (c != DFX_OK) return c;
   int fmt = dfx__format_from_path(path);
-  c = dfx__graph_import_ex(data, len, fmt, flags, out, st);
+  c = dfx__graph_import_ex(data, len, fmt, out, st);
   dfx__free(data);
   if (c != DFX_OK && st) {
     char msg[DFX_STATUS_MSG_MAX];
@@ -552,5 +549,5 @@ dfx_code dfx__graph_load_ex(const char *path, unsigned flags, dfx_graph **out, d
 
 dfx_code dfx_graph_load(const char *path, dfx_graph **out, dfx_status *st) {
   dfx__status_clear(st);
-  return dfx__graph_load_ex(path, 0, out, st);
+  return dfx__graph_load_ex(path, out, st);
 }

@@ -8,17 +8,11 @@
 #include "status.h"
 
 enum { DFX_FORMAT_AUTO = 0, DFX_FORMAT_BINARY = 1, DFX_FORMAT_TEXT = 2 };
-enum {
-  /* Keep nodes whose op has no signature (for `dfexec info` and `dot`);
-   * such graphs cannot be run. */
-  DFX_IMPORT_ALLOW_UNKNOWN_OPS = 1,
-};
-
-dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, unsigned flags, dfx_graph **out,
+dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph **out,
                               dfx_status *st);
-dfx_code dfx__graph_load_ex(const char *path, unsigned flags, dfx_graph **out, dfx_status *st);
+dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st);
 /* Builds a graph from an unpacked Tensorflow__GraphDef (passed as void*). */
-dfx_code dfx__graph_from_proto(const void *graphdef, unsigned flags, dfx_graph **out, dfx_status *st);
+dfx_code dfx__graph_from_proto(const void *graphdef, dfx_graph **out, dfx_status *st);
 /* Format by file extension (.pbtxt/.txt text, .pb binary, else AUTO). */
 int dfx__format_from_path(const char *path);
 /* Writes len bytes to the file `path` (replacing it). DFX_EIO naming it. */

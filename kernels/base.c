@@ -5,37 +5,6 @@
 
 #include "kernel.h"
 
-static const dfx_op_src ops[] = {
-    /* control flow: tf-semantics §2.1 */
-    {"Switch", "data: T, pred: bool -> output_false: T, output_true: T", "T: type"},
-    {"RefSwitch", "data: Ref(T), pred: bool -> output_false: Ref(T), output_true: Ref(T)", "T: type"},
-    {"_SwitchN", "data: T, output_index: int32 -> outputs: num_outs * T", "num_outs: int >= 1; T: type"},
-    {"Merge", "inputs: N * T -> output: T, value_index: int32", "T: type; N: int >= 1"},
-    {"RefMerge", "inputs: N * Ref(T) -> output: Ref(T), value_index: int32", "T: type; N: int >= 1"},
-    {"Enter", "data: T -> output: T",
-     "T: type; frame_name: string; is_constant: bool = false; parallel_iterations: int = 10"},
-    {"RefEnter", "data: Ref(T) -> output: Ref(T)",
-     "T: type; frame_name: string; is_constant: bool = false; parallel_iterations: int = 10"},
-    {"Exit", "data: T -> output: T", "T: type"},
-    {"RefExit", "data: Ref(T) -> output: Ref(T)", "T: type"},
-    {"NextIteration", "data: T -> output: T", "T: type"},
-    {"RefNextIteration", "data: Ref(T) -> output: Ref(T)", "T: type"},
-    {"LoopCond", "input: bool -> output: bool", ""},
-    {"ControlTrigger", "", ""},
-    /* plain ops the engine itself needs */
-    {"Const", "-> output: dtype", "value: tensor; dtype: type"},
-    {"Placeholder", "-> output: dtype", "dtype: type; shape: shape = unknown"},
-    {"PlaceholderV2", "-> output: dtype", "dtype: type; shape: shape"},
-    {"PlaceholderWithDefault", "input: dtype -> output: dtype", "dtype: type; shape: shape"},
-    {"Identity", "input: T -> output: T", "T: type"},
-    {"IdentityN", "input: T -> output: T", "T: list(type)"},
-    {"StopGradient", "input: T -> output: T", "T: type"},
-    {"PreventGradient", "input: T -> output: T", "T: type; message: string = ''"},
-    {"Snapshot", "input: T -> output: T", "T: type"},
-    {"NoOp", "", ""},
-    {"_Retval", "input: T", "T: type; index: int >= 0"},
-    {"_Arg", "-> output: T", "T: type; index: int >= 0"},
-    {NULL, NULL, NULL}};
 
 /* Identity-like ops forward their input tensors unchanged (shared, not copied). */
 static dfx_code forward_all(dfx_kctx *ctx) {
@@ -95,4 +64,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_base(dfx_registry *r);
-void dfx__kernels_base(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_base(dfx_registry *r) { dfx__kernels_add(r, kernels); }

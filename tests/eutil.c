@@ -7,17 +7,19 @@
 #include <string.h>
 
 #include "kernel.h"
+#include "lib.h"
+#include "op_registry.h"
 #include "tensor.h"
 
 dfx_testalloc eu_alloc;
 
 void eu_setup(void) {
   dfx_status st;
-  /* The registry is process-wide: build it, and parse TF's rows it would
-   * otherwise parse on first lookup, before counting allocations. */
-  const dfx_registry *r = dfx__registry_get(&st);
-  cr_assert(r != NULL, "registry: %s", st.msg);
-  cr_assert_eq(dfx__registry_parse_all(r, &st), DFX_OK, "registry: %s", st.msg);
+  /* The kernel and op registries are process-wide: build the one, and parse
+   * every row the other would parse on first lookup, before counting
+   * allocations. */
+  cr_assert(dfx__lib_registry(&st) != NULL, "registry: %s", st.msg);
+  cr_assert_eq(dfx__op_parse_all(&st), DFX_OK, "op registry: %s", st.msg);
   memset(&eu_alloc, 0, sizeof eu_alloc);
   dfx__testalloc_install(&eu_alloc);
 }

@@ -8,24 +8,6 @@
 #include "autil.h"
 
 #define DIAG_TYPES "{bfloat16, half, float, double, int32, int64, complex64, complex128}"
-static const dfx_op_src ops[] = {
-    {"Diag", "diagonal: T -> output: T", "T: " DIAG_TYPES},
-    {"DiagPart", "input: T -> diagonal: T", "T: " DIAG_TYPES},
-    {"MatrixDiag", "diagonal: T -> output: T", "T: type"},
-    {"MatrixDiagV2", "diagonal: T, k: int32, num_rows: int32, num_cols: int32, padding_value: T -> output: T",
-     "T: type"},
-    {"MatrixDiagV3", "diagonal: T, k: int32, num_rows: int32, num_cols: int32, padding_value: T -> output: T",
-     "T: type; align: string = 'RIGHT_LEFT'"},
-    {"MatrixDiagPart", "input: T -> diagonal: T", "T: type"},
-    {"MatrixDiagPartV2", "input: T, k: int32, padding_value: T -> diagonal: T", "T: type"},
-    {"MatrixDiagPartV3", "input: T, k: int32, padding_value: T -> diagonal: T",
-     "T: type; align: string = 'RIGHT_LEFT'"},
-    {"MatrixSetDiag", "input: T, diagonal: T -> output: T", "T: type"},
-    {"MatrixSetDiagV2", "input: T, diagonal: T, k: int32 -> output: T", "T: type"},
-    {"MatrixSetDiagV3", "input: T, diagonal: T, k: int32 -> output: T", "T: type; align: string = 'RIGHT_LEFT'"},
-    {"MatrixBandPart", "input: T, num_lower: Tindex, num_upper: Tindex -> band: T",
-     "T: type; Tindex: {int32, int64} = int64"},
-    {NULL, NULL, NULL}};
 
 static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory"); }
 
@@ -319,4 +301,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_diag(dfx_registry *r);
-void dfx__kernels_array_diag(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_diag(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -7,16 +7,6 @@
 #include "alloc.h"
 #include "autil.h"
 
-static const dfx_op_src ops[] = {
-    {"Pack", "values: N * T -> output: T", "N: int >= 1; T: type; axis: int = 0"},
-    {"Unpack", "value: T -> output: num * T", "num: int >= 0; T: type; axis: int = 0"},
-    {"ConcatV2", "values: N * T, axis: Tidx -> output: T", "N: int >= 2; T: type; Tidx: {int32, int64} = int32"},
-    {"Concat", "concat_dim: int32, values: N * T -> output: T", "N: int >= 2; T: type"},
-    {"ParallelConcat", "values: N * T -> output: T", "N: int >= 1; T: type; shape: shape"},
-    {"Split", "split_dim: int32, value: T -> output: num_split * T", "num_split: int >= 1; T: type"},
-    {"SplitV", "value: T, size_splits: Tlen, split_dim: int32 -> output: num_split * T",
-     "num_split: int >= 1; T: type; Tlen: {int8, int32, int64} = int64"},
-    {NULL, NULL, NULL}};
 
 static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory copying strings"); }
 
@@ -240,4 +230,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_pack(dfx_registry *r);
-void dfx__kernels_array_pack(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_pack(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -8,17 +8,6 @@
 #include "alloc.h"
 #include "autil.h"
 
-static const dfx_op_src ops[] = {
-    {"Pad", "input: T, paddings: Tpaddings -> output: T", "T: type; Tpaddings: {int32, int64} = int32"},
-    {"PadV2", "input: T, paddings: Tpaddings, constant_values: T -> output: T",
-     "T: type; Tpaddings: {int32, int64} = int32"},
-    {"MirrorPad", "input: T, paddings: Tpaddings -> output: T",
-     "T: type; Tpaddings: {int32, int64} = int32; mode: string"},
-    {"Roll", "input: T, shift: Tshift, axis: Taxis -> output: T",
-     "T: type; Tshift: {int32, int64}; Taxis: {int32, int64}"},
-    {"ReverseSequence", "input: T, seq_lengths: Tlen -> output: T",
-     "seq_dim: int; batch_dim: int = 0; T: type; Tlen: {int32, int64} = int64"},
-    {NULL, NULL, NULL}};
 
 static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory"); }
 
@@ -223,4 +212,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_pad(dfx_registry *r);
-void dfx__kernels_array_pad(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_pad(dfx_registry *r) { dfx__kernels_add(r, kernels); }

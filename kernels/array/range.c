@@ -7,12 +7,6 @@
 #include "autil.h"
 #include "kdispatch.h"
 
-static const dfx_op_src ops[] = {
-    {"Range", "start: Tidx, limit: Tidx, delta: Tidx -> output: Tidx",
-     "Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32} = int32"},
-    {"LinSpace", "start: T, stop: T, num: Tidx -> output: T",
-     "T: {bfloat16, half, float, double}; Tidx: {int32, int64} = int32"},
-    {NULL, NULL, NULL}};
 
 static dfx_code need_scalar(dfx_kctx *ctx, int i, const char *what) {
   if (ctx->in[i]->ndims == 0) return DFX_OK;
@@ -111,4 +105,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_range(dfx_registry *r);
-void dfx__kernels_array_range(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_range(dfx_registry *r) { dfx__kernels_add(r, kernels); }

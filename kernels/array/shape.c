@@ -7,21 +7,6 @@
 
 #include "autil.h"
 
-static const dfx_op_src ops[] = {
-    {"Reshape", "tensor: T, shape: Tshape -> output: T", "T: type; Tshape: {int32, int64} = int32"},
-    {"ExpandDims", "input: T, dim: Tdim -> output: T", "T: type; Tdim: {int16, int32, int64} = int32"},
-    {"Squeeze", "input: T -> output: T", "T: type; squeeze_dims: list(int) >= 0 = []"},
-    {"Shape", "input: T -> output: out_type", "T: type; out_type: {int32, int64} = int32"},
-    {"ShapeN", "input: N * T -> output: N * out_type", "N: int; T: type; out_type: {int32, int64} = int32"},
-    {"Size", "input: T -> output: out_type", "T: type; out_type: {int32, int64} = int32"},
-    {"Rank", "input: T -> output: int32", "T: type"},
-    {"EnsureShape", "input: T -> output: T", "shape: shape; T: type"},
-    {"BroadcastArgs", "s0: T, s1: T -> r0: T", "T: {int32, int64} = int32"},
-    {"BroadcastGradientArgs", "s0: T, s1: T -> r0: T, r1: T", "T: {int32, int64} = int32"},
-    {"Fill", "dims: index_type, value: T -> output: T", "T: type; index_type: {int32, int64} = int32"},
-    {"Empty", "shape: int32 -> output: dtype", "dtype: type; init: bool = false"},
-    {"DeepCopy", "x: T -> y: T", "T: type"},
-    {NULL, NULL, NULL}};
 
 static dfx_code reshaped_out(dfx_kctx *ctx, int r, const int64_t *dims) {
   if (r > DFX_MAX_DIMS)
@@ -270,4 +255,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_shape(dfx_registry *r);
-void dfx__kernels_array_shape(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_shape(dfx_registry *r) { dfx__kernels_add(r, kernels); }

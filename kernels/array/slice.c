@@ -7,16 +7,6 @@
 
 #include "autil.h"
 
-static const dfx_op_src ops[] = {
-    {"StridedSlice", "input: T, begin: Index, end: Index, strides: Index -> output: T",
-     "T: type; Index: {int16, int32, int64}; begin_mask: int = 0; end_mask: int = 0; ellipsis_mask: int = 0; "
-     "new_axis_mask: int = 0; shrink_axis_mask: int = 0"},
-    {"Slice", "input: T, begin: Index, size: Index -> output: T", "T: type; Index: {int32, int64}"},
-    {"Transpose", "x: T, perm: Tperm -> y: T", "T: type; Tperm: {int32, int64} = int32"},
-    {"ReverseV2", "tensor: T, axis: Tidx -> output: T", "Tidx: {int32, int64} = int32; T: type"},
-    {"Tile", "input: T, multiples: Tmultiples -> output: T", "T: type; Tmultiples: {int32, int64} = int32"},
-    {"BroadcastTo", "input: T, shape: Tidx -> output: T", "T: type; Tidx: {int32, int64} = int32"},
-    {NULL, NULL, NULL}};
 
 /* Copies the box `dims` (rank r) of x starting at soff with strides ss into a
  * new output 0 of shape (on, od). */
@@ -293,4 +283,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_slice(dfx_registry *r);
-void dfx__kernels_array_slice(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_slice(dfx_registry *r) { dfx__kernels_add(r, kernels); }

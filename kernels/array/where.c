@@ -6,11 +6,6 @@
 
 #include "autil.h"
 
-static const dfx_op_src ops[] = {
-    {"Where", "input: T -> index: int64", "T: type = bool"},
-    {"OneHot", "indices: TI, depth: int32, on_value: T, off_value: T -> output: T",
-     "axis: int = -1; T: type; TI: {uint8, int8, int32, int64} = int64"},
-    {NULL, NULL, NULL}};
 
 static bool nonzero(const dfx_tensor *x, int64_t i) {
   switch ((dfx_dtype)x->dtype) {
@@ -80,4 +75,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_array_where(dfx_registry *r);
-void dfx__kernels_array_where(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_array_where(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -291,15 +291,6 @@ static dfx_code draw_boxes(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-static const dfx_op_src ops[] = {
-    {"AdjustContrastv2", "images: T, contrast_factor: float -> output: T", "T: {half, float} = DT_FLOAT"},
-    {"AdjustHue", "images: T, delta: float -> output: T", "T: {half, float} = DT_FLOAT"},
-    {"AdjustSaturation", "images: T, scale: float -> output: T", "T: {half, float} = DT_FLOAT"},
-    {"RGBToHSV", "images: T -> output: T", "T: {half, bfloat16, float, double} = DT_FLOAT"},
-    {"HSVToRGB", "images: T -> output: T", "T: {half, bfloat16, float, double} = DT_FLOAT"},
-    {"DrawBoundingBoxes", "images: T, boxes: float -> output: T", "T: {float, half} = DT_FLOAT"},
-    {"DrawBoundingBoxesV2", "images: T, boxes: float, colors: float -> output: T", "T: {float, half} = DT_FLOAT"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"AdjustContrastv2", NULL, adjust_contrast, 0, NULL, NULL},
@@ -312,4 +303,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_conv_color(dfx_registry *r);
-void dfx__kernels_conv_color(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_conv_color(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -338,17 +338,6 @@ static dfx_code depthwise_back(dfx_kctx *ctx) { return conv_back(ctx, 2, 1); }
   "strides: list(int) >= 5; padding: string; data_format: string = 'NDHWC'; "   \
   "dilations: list(int) = [1, 1, 1, 1, 1]"
 
-static const dfx_op_src ops[] = {
-    {"Conv2D", "input: T, filter: T -> output: T", "T: {half, bfloat16, float, double, int32}; " CONV2D_ATTRS},
-    {"Conv2DBackpropInput", "input_sizes: int32, filter: T, out_backprop: T -> output: T",
-     "T: {half, bfloat16, float, double, int32}; " CONV2D_ATTRS},
-    {"DepthwiseConv2dNative", "input: T, filter: T -> output: T", "T: {half, bfloat16, float, double}; " DW_ATTRS},
-    {"DepthwiseConv2dNativeBackpropInput", "input_sizes: int32, filter: T, out_backprop: T -> output: T",
-     "T: {half, bfloat16, float, double}; " DW_ATTRS},
-    {"Conv3D", "input: T, filter: T -> output: T", "T: {half, bfloat16, float, double}; " CONV3D_ATTRS},
-    {"Conv3DBackpropInputV2", "input_sizes: Tshape, filter: T, out_backprop: T -> output: T",
-     "T: {half, bfloat16, float, double}; " CONV3D_ATTRS "; Tshape: {int32, int64} = DT_INT32"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"Conv2D", NULL, conv2d, 0, NULL, NULL},
@@ -360,4 +349,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_conv_conv(dfx_registry *r);
-void dfx__kernels_conv_conv(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_conv_conv(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -174,24 +174,6 @@ static dfx_code nms5(dfx_kctx *ctx) { return nms(ctx, 5); }
 
 #define NMS_T "T: {half, float} = DT_FLOAT; T_threshold: {half, float} = DT_FLOAT"
 
-static const dfx_op_src ops[] = {
-    {"NonMaxSuppression", "boxes: float, scores: float, max_output_size: int32 -> selected_indices: int32",
-     "iou_threshold: float = 0.5"},
-    {"NonMaxSuppressionV2",
-     "boxes: T, scores: T, max_output_size: int32, iou_threshold: T_threshold -> selected_indices: int32", NMS_T},
-    {"NonMaxSuppressionV3",
-     "boxes: T, scores: T, max_output_size: int32, iou_threshold: T_threshold, score_threshold: T_threshold "
-     "-> selected_indices: int32",
-     NMS_T},
-    {"NonMaxSuppressionV4",
-     "boxes: T, scores: T, max_output_size: int32, iou_threshold: T_threshold, score_threshold: T_threshold "
-     "-> selected_indices: int32, valid_outputs: int32",
-     NMS_T "; pad_to_max_output_size: bool = false"},
-    {"NonMaxSuppressionV5",
-     "boxes: T, scores: T, max_output_size: int32, iou_threshold: T, score_threshold: T, soft_nms_sigma: T "
-     "-> selected_indices: int32, selected_scores: T, valid_outputs: int32",
-     "T: {half, float} = DT_FLOAT; pad_to_max_output_size: bool = false"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"NonMaxSuppression", NULL, nms1, 0, NULL, NULL},
@@ -202,4 +184,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_conv_nms(dfx_registry *r);
-void dfx__kernels_conv_nms(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_conv_nms(dfx_registry *r) { dfx__kernels_add(r, kernels); }

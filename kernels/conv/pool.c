@@ -279,19 +279,6 @@ static dfx_code dilation2d(dfx_kctx *ctx) {
 #define MAXT "{half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, uint32, uint64} = DT_FLOAT"
 #define REALT "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}"
 
-static const dfx_op_src ops[] = {
-    {"MaxPool", "input: T -> output: T",
-     "T: " MAXT "; " POOL2D "; explicit_paddings: list(int) = []; data_format: string = 'NHWC'"},
-    {"MaxPoolV2", "input: T, ksize: int32, strides: int32 -> output: T",
-     "T: " MAXT "; padding: string; data_format: string = 'NHWC'"},
-    {"AvgPool", "value: T -> output: T", POOL2D "; data_format: string = 'NHWC'; T: {half, bfloat16, float, double}"},
-    {"MaxPool3D", "input: T -> output: T", POOL3D "; T: {half, bfloat16, float}"},
-    {"AvgPool3D", "input: T -> output: T", POOL3D "; T: {half, bfloat16, float, double}"},
-    {"MaxPoolWithArgmax", "input: T -> output: T, argmax: Targmax",
-     POOL2D "; Targmax: {int32, int64} = DT_INT64; include_batch_in_index: bool = false; T: " REALT},
-    {"Dilation2D", "input: T, filter: T -> output: T",
-     "T: " REALT "; strides: list(int) >= 4; rates: list(int) >= 4; padding: string"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"MaxPool", NULL, max_pool, 0, NULL, NULL},
@@ -304,4 +291,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_conv_pool(dfx_registry *r);
-void dfx__kernels_conv_pool(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_conv_pool(dfx_registry *r) { dfx__kernels_add(r, kernels); }

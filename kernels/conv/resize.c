@@ -308,15 +308,6 @@ static dfx_code crop_and_resize(dfx_kctx *ctx) {
 #define RT "{int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, double}"
 #define RATTRS "align_corners: bool = false; half_pixel_centers: bool = false"
 
-static const dfx_op_src ops[] = {
-    {"ResizeBilinear", "images: T, size: int32 -> resized_images: float", "T: " RT "; " RATTRS},
-    {"ResizeNearestNeighbor", "images: T, size: int32 -> resized_images: T", "T: " RT "; " RATTRS},
-    {"ResizeBicubic", "images: T, size: int32 -> resized_images: float", "T: " RT "; " RATTRS},
-    {"ResizeArea", "images: T, size: int32 -> resized_images: float", "T: " RT "; align_corners: bool = false"},
-    {"CropAndResize", "image: T, boxes: float, box_ind: int32, crop_size: int32 -> crops: float",
-     "T: {uint8, uint16, int8, int16, int32, int64, half, bfloat16, float, double}; method: string = 'bilinear'; "
-     "extrapolation_value: float = 0"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"ResizeBilinear", NULL, resize_bilinear, 0, NULL, NULL},
@@ -327,4 +318,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_conv_resize(dfx_registry *r);
-void dfx__kernels_conv_resize(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_conv_resize(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -217,19 +217,6 @@ static dfx_code extract_patches(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-static const dfx_op_src ops[] = {
-    {"SpaceToBatchND", "input: T, block_shape: Tblock_shape, paddings: Tpaddings -> output: T",
-     "T: type; Tblock_shape: {int32, int64} = DT_INT32; Tpaddings: {int32, int64} = DT_INT32"},
-    {"BatchToSpaceND", "input: T, block_shape: Tblock_shape, crops: Tcrops -> output: T",
-     "T: type; Tblock_shape: {int32, int64} = DT_INT32; Tcrops: {int32, int64} = DT_INT32"},
-    {"SpaceToBatch", "input: T, paddings: Tpaddings -> output: T",
-     "T: type; Tpaddings: {int32, int64} = DT_INT32; block_size: int >= 2"},
-    {"BatchToSpace", "input: T, crops: Tidx -> output: T", "T: type; block_size: int >= 2; Tidx: {int32, int64} = DT_INT32"},
-    {"SpaceToDepth", "input: T -> output: T", "T: type; block_size: int >= 2; data_format: string = 'NHWC'"},
-    {"DepthToSpace", "input: T -> output: T", "T: type; block_size: int >= 2; data_format: string = 'NHWC'"},
-    {"ExtractImagePatches", "images: T -> patches: T",
-     "ksizes: list(int) >= 4; strides: list(int) >= 4; rates: list(int) >= 4; T: type; padding: string"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"SpaceToBatchND", NULL, s2b_nd, 0, NULL, NULL},
@@ -242,4 +229,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_conv_space(dfx_registry *r);
-void dfx__kernels_conv_space(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_conv_space(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -5,14 +5,6 @@
 
 #include "gutil.h"
 
-static const dfx_op_src ops[] = {
-    {"GatherV2", "params: Tparams, indices: Tindices, axis: Taxis -> output: Tparams",
-     "batch_dims: int = 0; Tparams: type; Tindices: {int16, int32, int64}; Taxis: {int32, int64}"},
-    {"Gather", "params: Tparams, indices: Tindices -> output: Tparams",
-     "validate_indices: bool = true; Tparams: type; Tindices: {int32, int64}"},
-    {"GatherNd", "params: Tparams, indices: Tindices -> output: Tparams",
-     "Tparams: type; Tindices: {int16, int32, int64}; bad_indices_policy: string = ''"},
-    {NULL, NULL, NULL}};
 
 /* Copies `inner` elements per gathered row; slices are contiguous. */
 static dfx_code copy_rows(dfx_kctx *ctx, dfx_dtype dt, char *dst, const char *src, int64_t n) {
@@ -167,4 +159,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_gather_gather(dfx_registry *r);
-void dfx__kernels_gather_gather(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_gather_gather(dfx_registry *r) { dfx__kernels_add(r, kernels); }

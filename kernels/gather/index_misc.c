@@ -7,18 +7,6 @@
 #include "gutil.h"
 #include "kdispatch.h"
 
-static const dfx_op_src ops[] = {
-    {"Bincount", "arr: int32, size: int32, weights: T -> bins: T", "T: {int32, int64, float, double}"},
-    {"HistogramFixedWidth", "values: T, value_range: T, nbins: int32 -> out: dtype",
-     "T: {int32, int64, float, double}; dtype: {int32, int64} = DT_INT32"},
-    {"SparseTensorDenseAdd", "a_indices: Tindices, a_values: T, a_shape: Tindices, b: T -> output: T",
-     "T: " DFX_G_NUMBERTYPE "; Tindices: {int32, int64}"},
-    {"RaggedRange", "starts: T, limits: T, deltas: T -> rt_nested_splits: Tsplits, rt_dense_values: T",
-     "T: {bfloat16, float, double, int32, int64} = DT_INT32; Tsplits: {int32, int64} = DT_INT64"},
-    {"CompareAndBitpack", "input: T, threshold: T -> output: uint8",
-     "T: {bool, half, float, double, int8, int16, int32, int64}"},
-    {"Cross", "a: T, b: T -> product: T", "T: " DFX_G_REALNUMBERTYPE},
-    {NULL, NULL, NULL}};
 
 /* ---- Bincount ---- */
 
@@ -408,4 +396,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_gather_index_misc(dfx_registry *r);
-void dfx__kernels_gather_index_misc(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_gather_index_misc(dfx_registry *r) { dfx__kernels_add(r, kernels); }

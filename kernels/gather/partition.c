@@ -5,12 +5,6 @@
 #include "alloc.h"
 #include "gutil.h"
 
-static const dfx_op_src ops[] = {
-    {"DynamicPartition", "data: T, partitions: int32 -> outputs: num_partitions * T",
-     "num_partitions: int >= 1; T: type"},
-    {"DynamicStitch", "indices: N * int32, data: N * T -> merged: T", "N: int >= 1; T: type"},
-    {"ParallelDynamicStitch", "indices: N * int32, data: N * T -> merged: T", "N: int >= 1; T: type"},
-    {NULL, NULL, NULL}};
 
 static dfx_code dynamic_partition(dfx_kctx *ctx) {
   const dfx_tensor *data = ctx->in[0], *parts = ctx->in[1];
@@ -106,4 +100,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_gather_partition(dfx_registry *r);
-void dfx__kernels_gather_partition(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_gather_partition(dfx_registry *r) { dfx__kernels_add(r, kernels); }

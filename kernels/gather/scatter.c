@@ -13,41 +13,6 @@
 #define NUM_T "T: " DFX_G_NUMBERTYPE
 #define ND_POLICY "; bad_indices_policy: string = ''"
 
-static const dfx_op_src ops[] = {
-    {"Assign", "ref: Ref(T), value: T -> output_ref: Ref(T)",
-     "T: type; validate_shape: bool = true; use_locking: bool = true"},
-    {"AssignAdd", "ref: Ref(T), value: T -> output_ref: Ref(T)", NUM_T "; use_locking: bool = false"},
-    {"AssignSub", "ref: Ref(T), value: T -> output_ref: Ref(T)", NUM_T "; use_locking: bool = false"},
-    {"ScatterUpdate", REF_ARGS, "T: type; Tindices: {int32, int64}; use_locking: bool = true"},
-    {"ScatterAdd", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false"},
-    {"ScatterSub", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false"},
-    {"ScatterMul", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false"},
-    {"ScatterDiv", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false"},
-    {"ScatterMax", REF_ARGS,
-     "T: {half, bfloat16, float, double, int32, int64}; Tindices: {int32, int64}; use_locking: bool = false"},
-    {"ScatterMin", REF_ARGS,
-     "T: {half, bfloat16, float, double, int32, int64}; Tindices: {int32, int64}; use_locking: bool = false"},
-    {"ScatterNd", "indices: Tindices, updates: T, shape: Tindices -> output: T",
-     "T: type; Tindices: {int16, int32, int64}" ND_POLICY},
-    {"ScatterNdUpdate", REF_ARGS, "T: type; Tindices: {int32, int64}; use_locking: bool = true" ND_POLICY},
-    {"ScatterNdAdd", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false" ND_POLICY},
-    {"ScatterNdSub", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false" ND_POLICY},
-    {"ScatterNdMax", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false" ND_POLICY},
-    {"ScatterNdMin", REF_ARGS, NUM_T "; Tindices: {int32, int64}; use_locking: bool = false" ND_POLICY},
-    {"ScatterNdNonAliasingAdd", "input: T, indices: Tindices, updates: T -> output: T",
-     "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, "
-     "quint16, uint16, complex128, half, uint32, uint64, bool}; Tindices: {int32, int64}" ND_POLICY},
-    {"TensorScatterUpdate", "tensor: T, indices: Tindices, updates: T -> output: T",
-     "T: type; Tindices: {int16, int32, int64, uint16}" ND_POLICY},
-    {"TensorScatterAdd", "tensor: T, indices: Tindices, updates: T -> output: T",
-     "T: type; Tindices: {int32, int64}" ND_POLICY},
-    {"TensorScatterSub", "tensor: T, indices: Tindices, updates: T -> output: T",
-     "T: type; Tindices: {int32, int64}" ND_POLICY},
-    {"TensorScatterMax", "tensor: T, indices: Tindices, updates: T -> output: T",
-     "T: type; Tindices: {int32, int64}" ND_POLICY},
-    {"TensorScatterMin", "tensor: T, indices: Tindices, updates: T -> output: T",
-     "T: type; Tindices: {int32, int64}" ND_POLICY},
-    {NULL, NULL, NULL}};
 
 /* Output 0 = deep copy of input 0, or NULL after failing. */
 static dfx_tensor *copy_input(dfx_kctx *ctx) {
@@ -260,4 +225,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_gather_scatter(dfx_registry *r);
-void dfx__kernels_gather_scatter(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_gather_scatter(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -10,17 +10,6 @@
 #define IDX_ATTRS "; Tindices: {int32, int64}; Tnumsegments: {int32, int64} = DT_INT32"
 #define SORTED_ARGS "data: T, segment_ids: Tindices -> output: T"
 
-static const dfx_op_src ops[] = {
-    {"UnsortedSegmentSum", UNSORTED_ARGS, "T: " DFX_G_NUMBERTYPE IDX_ATTRS},
-    {"UnsortedSegmentProd", UNSORTED_ARGS, "T: " DFX_G_NUMBERTYPE IDX_ATTRS},
-    {"UnsortedSegmentMax", UNSORTED_ARGS, "T: " DFX_G_REALNUMBERTYPE IDX_ATTRS},
-    {"UnsortedSegmentMin", UNSORTED_ARGS, "T: " DFX_G_REALNUMBERTYPE IDX_ATTRS},
-    {"SegmentSum", SORTED_ARGS, "T: " DFX_G_NUMBERTYPE "; Tindices: {int32, int64}"},
-    {"SegmentMean", SORTED_ARGS, "T: " DFX_G_NUMBERTYPE "; Tindices: {int32, int64}"},
-    {"SegmentProd", SORTED_ARGS, "T: " DFX_G_NUMBERTYPE "; Tindices: {int32, int64}"},
-    {"SegmentMax", SORTED_ARGS, "T: " DFX_G_REALNUMBERTYPE "; Tindices: {int32, int64}"},
-    {"SegmentMin", SORTED_ARGS, "T: " DFX_G_REALNUMBERTYPE "; Tindices: {int32, int64}"},
-    {NULL, NULL, NULL}};
 
 static dfx_code unsorted(dfx_kctx *ctx, dfx_gop op, dfx_gfill init) {
   const dfx_tensor *data = ctx->in[0], *ids = ctx->in[1], *ns = ctx->in[2];
@@ -135,4 +124,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_gather_segment(dfx_registry *r);
-void dfx__kernels_gather_segment(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_gather_segment(dfx_registry *r) { dfx__kernels_add(r, kernels); }

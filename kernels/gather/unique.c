@@ -7,12 +7,6 @@
 #include "alloc.h"
 #include "gutil.h"
 
-static const dfx_op_src ops[] = {
-    {"Unique", "x: T -> y: T, idx: out_idx", "T: type; out_idx: {int32, int64} = DT_INT32"},
-    {"UniqueWithCounts", "x: T -> y: T, idx: out_idx, count: out_idx", "T: type; out_idx: {int32, int64} = DT_INT32"},
-    {"ListDiff", "x: T, y: T -> out: T, idx: out_idx", "T: type; out_idx: {int32, int64} = DT_INT32"},
-    {"InvertPermutation", "x: T -> y: T", "T: {int32, int64} = DT_INT32"},
-    {NULL, NULL, NULL}};
 
 /* ---- element hashing ---- */
 
@@ -209,4 +203,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_gather_unique(dfx_registry *r);
-void dfx__kernels_gather_unique(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_gather_unique(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -10,34 +10,6 @@
 
 #define NUM "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, uint32, uint64, complex64, complex128}"
 
-static const dfx_op_src ops[] = {
-    {"Add", "x: T, y: T -> z: T",
-     "T: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, uint16, uint32, uint64, complex64, "
-     "complex128, string}"},
-    {"AddV2", "x: T, y: T -> z: T", "T: " NUM},
-    {"Sub", "x: T, y: T -> z: T", "T: " NUM},
-    {"Mul", "x: T, y: T -> z: T", "T: " NUM},
-    {"Div", "x: T, y: T -> z: T", "T: " NUM},
-    {"RealDiv", "x: T, y: T -> z: T", "T: " NUM},
-    {"FloorDiv", "x: T, y: T -> z: T", "T: " NUM},
-    {"TruncateDiv", "x: T, y: T -> z: T", "T: " NUM},
-    {"FloorMod", "x: T, y: T -> z: T",
-     "T: {int8, int16, int32, int64, uint8, uint16, uint32, uint64, bfloat16, half, float, double}"},
-    {"TruncateMod", "x: T, y: T -> z: T", "T: {int32, int64, bfloat16, half, float, double}"},
-    {"Mod", "x: T, y: T -> z: T", "T: {int32, int64, half, bfloat16, float, double}"},
-    {"Maximum", "x: T, y: T -> z: T",
-     "T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64}"},
-    {"Minimum", "x: T, y: T -> z: T",
-     "T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64}"},
-    {"Pow", "x: T, y: T -> z: T",
-     "T: {bfloat16, float, half, double, int8, int16, int32, int64, complex64, complex128}"},
-    {"SquaredDifference", "x: T, y: T -> z: T",
-     "T: {bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"},
-    {"Atan2", "y: T, x: T -> z: T", "T: {bfloat16, half, float, double}"},
-    {"DivNoNan", "x: T, y: T -> z: T", "T: {half, float, bfloat16, double, complex64, complex128}"},
-    {"Xlogy", "x: T, y: T -> z: T", "T: {half, float, bfloat16, double, complex64, complex128}"},
-    {"Xdivy", "x: T, y: T -> z: T", "T: {half, float, bfloat16, double, complex64, complex128}"},
-    {NULL, NULL, NULL}};
 
 static const char DIV0[] = "Integer division by zero";
 
@@ -277,4 +249,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_math_binary(dfx_registry *r);
-void dfx__kernels_math_binary(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_math_binary(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -12,11 +12,6 @@
   "{bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, int8, int16, complex64, " \
   "complex128, qint8, quint8, qint16, quint16, qint32}"
 
-static const dfx_op_src ops[] = {
-    {"Cast", "x: SrcT -> y: DstT", "SrcT: type; DstT: type; Truncate: bool = false"},
-    {"_HostCast", "x: SrcT -> y: DstT", "SrcT: type; DstT: type; Truncate: bool = false"},
-    {"Bitcast", "input: T -> output: type", "T: " BITCAST_T "; type: " BITCAST_T},
-    {NULL, NULL, NULL}};
 
 /* x86 truncating conversions: out of range or NaN -> most negative value. */
 static inline int32_t cvt32(double x) {
@@ -209,4 +204,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_math_cast(dfx_registry *r);
-void dfx__kernels_math_cast(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_math_cast(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -12,23 +12,6 @@
   "quint8, qint8, qint32, string, bool, complex128}"
 #define BITS "{int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
 
-static const dfx_op_src ops[] = {
-    {"Less", "x: T, y: T -> z: bool", "T: " REAL},
-    {"LessEqual", "x: T, y: T -> z: bool", "T: " REAL},
-    {"Greater", "x: T, y: T -> z: bool", "T: " REAL},
-    {"GreaterEqual", "x: T, y: T -> z: bool", "T: " REAL},
-    {"Equal", "x: T, y: T -> z: bool", "T: " EQT "; incompatible_shape_error: bool = true"},
-    {"NotEqual", "x: T, y: T -> z: bool", "T: " EQT "; incompatible_shape_error: bool = true"},
-    {"LogicalAnd", "x: bool, y: bool -> z: bool", ""},
-    {"LogicalOr", "x: bool, y: bool -> z: bool", ""},
-    {"LogicalNot", "x: bool -> y: bool", ""},
-    {"BitwiseAnd", "x: T, y: T -> z: T", "T: " BITS},
-    {"BitwiseOr", "x: T, y: T -> z: T", "T: " BITS},
-    {"BitwiseXor", "x: T, y: T -> z: T", "T: " BITS},
-    {"LeftShift", "x: T, y: T -> z: T", "T: " BITS},
-    {"RightShift", "x: T, y: T -> z: T", "T: " BITS},
-    {"Invert", "x: T -> y: T", "T: " BITS},
-    {NULL, NULL, NULL}};
 
 #define LT(T) (x < y)
 #define LE(T) (x <= y)
@@ -184,4 +167,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_math_compare(dfx_registry *r);
-void dfx__kernels_math_compare(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_math_compare(dfx_registry *r) { dfx__kernels_add(r, kernels); }

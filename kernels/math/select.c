@@ -12,18 +12,6 @@
   "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, uint32, uint64, complex64, " \
   "complex128, qint8, quint8, qint32}"
 
-static const dfx_op_src ops[] = {
-    {"Select", "condition: bool, t: T, e: T -> output: T", "T: type"},
-    {"SelectV2", "condition: bool, t: T, e: T -> output: T", "T: type"},
-    {"AddN", "inputs: N * T -> sum: T", "N: int >= 1; T: " NUMT},
-    {"AccumulateNV2", "inputs: N * T -> sum: T", "N: int >= 1; T: " NUMT "; shape: shape"},
-    {"ClipByValue", "t: T, clip_value_min: T, clip_value_max: T -> output: T", "T: " NUMT},
-    {"ZerosLike", "x: T -> y: T", "T: type"},
-    {"OnesLike", "x: T -> y: T",
-     "T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, int64, uint32, uint64, complex64, "
-     "complex128, bool}"},
-    {"CheckNumerics", "tensor: T -> output: T", "T: {bfloat16, half, float, double}; message: string"},
-    {NULL, NULL, NULL}};
 
 static dfx_code fail_out(dfx_kctx *ctx, dfx_code c) {
   dfx__tensor_unref(ctx->out[0]);
@@ -329,4 +317,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_math_select(dfx_registry *r);
-void dfx__kernels_math_select(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_math_select(dfx_registry *r) { dfx__kernels_add(r, kernels); }

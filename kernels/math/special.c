@@ -231,13 +231,6 @@ double dfx__betainc(double a, double b, double x) {
 
 /* ---- ops ---- */
 
-static const dfx_op_src ops[] = {
-    {"Igamma", "a: T, x: T -> z: T", "T: {float, double}"},
-    {"Igammac", "a: T, x: T -> z: T", "T: {float, double}"},
-    {"Zeta", "x: T, q: T -> z: T", "T: {float, double}"},
-    {"Polygamma", "a: T, x: T -> z: T", "T: {float, double}"},
-    {"Betainc", "a: T, b: T, x: T -> z: T", "T: {float, double}"},
-    {NULL, NULL, NULL}};
 
 static dfx_code run2(dfx_kctx *ctx, double (*f)(double, double)) {
   const dfx_tensor *x = ctx->in[0], *y = ctx->in[1];
@@ -297,4 +290,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_math_special(dfx_registry *r);
-void dfx__kernels_math_special(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_math_special(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -14,51 +14,6 @@
 #define UNR "{bfloat16, half, float, double}"
 #define RN "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
 
-static const dfx_op_src ops[] = {
-    {"Abs", "x: T -> y: T", "T: {bfloat16, half, float, double, int8, int16, int32, int64}"},
-    {"Neg", "x: T -> y: T", "T: " UN},
-    {"Inv", "x: T -> y: T", "T: " UN},
-    {"Reciprocal", "x: T -> y: T", "T: " UN},
-    {"Square", "x: T -> y: T", "T: " RN},
-    {"Sign", "x: T -> y: T", "T: " UN},
-    {"Sqrt", "x: T -> y: T", "T: " UNC},
-    {"Rsqrt", "x: T -> y: T", "T: " UNC},
-    {"Exp", "x: T -> y: T", "T: " UNC},
-    {"Expm1", "x: T -> y: T", "T: " UNC},
-    {"Log", "x: T -> y: T", "T: " UNC},
-    {"Log1p", "x: T -> y: T", "T: " UNC},
-    {"Sin", "x: T -> y: T", "T: " UNC},
-    {"Cos", "x: T -> y: T", "T: " UNC},
-    {"Tan", "x: T -> y: T", "T: " UN},
-    {"Asin", "x: T -> y: T", "T: " UN},
-    {"Acos", "x: T -> y: T", "T: " UN},
-    {"Atan", "x: T -> y: T", "T: " UN},
-    {"Sinh", "x: T -> y: T", "T: " UNC},
-    {"Cosh", "x: T -> y: T", "T: " UNC},
-    {"Tanh", "x: T -> y: T", "T: " UNC},
-    {"Asinh", "x: T -> y: T", "T: " UNC},
-    {"Acosh", "x: T -> y: T", "T: " UNC},
-    {"Atanh", "x: T -> y: T", "T: " UNC},
-    {"Sigmoid", "x: T -> y: T", "T: " UNC},
-    {"Lgamma", "x: T -> y: T", "T: " UNR},
-    {"Digamma", "x: T -> y: T", "T: " UNR},
-    {"Erf", "x: T -> y: T", "T: " UNR},
-    {"Erfc", "x: T -> y: T", "T: " UNR},
-    {"Floor", "x: T -> y: T", "T: {bfloat16, half, float, double, int32}"},
-    {"Ceil", "x: T -> y: T", "T: {bfloat16, half, float, double, int32}"},
-    {"Rint", "x: T -> y: T", "T: {bfloat16, half, float, double, int32}"},
-    {"Round", "x: T -> y: T", "T: " UN},
-    {"IsNan", "x: T -> y: bool", "T: " UNR},
-    {"IsInf", "x: T -> y: bool", "T: " UNR},
-    {"IsFinite", "x: T -> y: bool", "T: " UNR},
-    {"Relu", "features: T -> activations: T", "T: " RN},
-    {"Relu6", "features: T -> activations: T", "T: " RN},
-    {"Elu", "features: T -> activations: T", "T: " UNR},
-    {"Selu", "features: T -> activations: T", "T: " UNR},
-    {"Softplus", "features: T -> activations: T", "T: " UNR},
-    {"Softsign", "features: T -> activations: T", "T: " UNR},
-    {"LeakyRelu", "features: T -> activations: T", "alpha: float = 0.2; T: " UNR " = DT_FLOAT"},
-    {NULL, NULL, NULL}};
 
 #define ABS_S(T) ((T)(x < 0 ? (T)(0 - (uint64_t)x) : x))
 #define NEG_I(T) EW_WSUB(T, 0, x)
@@ -379,4 +334,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_math_unary(dfx_registry *r);
-void dfx__kernels_math_unary(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_math_unary(dfx_registry *r) { dfx__kernels_add(r, kernels); }

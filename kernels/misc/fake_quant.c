@@ -116,14 +116,6 @@ static dfx_code fq_channel_kernel(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-static const dfx_op_src ops[] = {
-    {"FakeQuantWithMinMaxArgs", "inputs: float -> outputs: float",
-     "min: float = -6.0; max: float = 6.0; num_bits: int = 8; narrow_range: bool = false"},
-    {"FakeQuantWithMinMaxVars", "inputs: float, min: float, max: float -> outputs: float",
-     "num_bits: int = 8; narrow_range: bool = false"},
-    {"FakeQuantWithMinMaxVarsPerChannel", "inputs: float, min: float, max: float -> outputs: float",
-     "num_bits: int = 8; narrow_range: bool = false"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"FakeQuantWithMinMaxArgs", NULL, fq_args_kernel, DFX_KERNEL_CHEAP, fq_args_init, NULL},
@@ -132,4 +124,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_fake_quant(dfx_registry *r);
-void dfx__kernels_misc_fake_quant(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_fake_quant(dfx_registry *r) { dfx__kernels_add(r, kernels); }

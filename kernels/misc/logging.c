@@ -238,13 +238,6 @@ static dfx_code abort_kernel(dfx_kctx *ctx) {
                         dfx__attr_str(ctx->node, "error_msg", ""));
 }
 
-static const dfx_op_src ops[] = {
-    {"Assert", "condition: bool, data: T ->", "T: list(type); summarize: int = 3"},
-    {"Print", "input: T, data: U -> output: T",
-     "T: type; U: list(type); message: string = ''; first_n: int = -1; summarize: int = 3"},
-    {"PrintV2", "input: string ->", "output_stream: string = 'stderr'; end: string = '\n'"},
-    {"Abort", "", "error_msg: string = ''; exit_without_error: bool = false"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"Assert", NULL, assert_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
@@ -254,4 +247,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_logging(dfx_registry *r);
-void dfx__kernels_misc_logging(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_logging(dfx_registry *r) { dfx__kernels_add(r, kernels); }

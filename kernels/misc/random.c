@@ -250,15 +250,6 @@ static dfx_code shuffle_kernel(dfx_kctx *ctx) {
 }
 
 #define SEEDS "seed: int = 0; seed2: int = 0"
-static const dfx_op_src ops[] = {
-    {"RandomUniform", "shape: T -> output: dtype", SEEDS "; dtype: {half, bfloat16, float, double}; T: {int32, int64}"},
-    {"RandomStandardNormal", "shape: T -> output: dtype",
-     SEEDS "; dtype: {half, bfloat16, float, double}; T: {int32, int64}"},
-    {"TruncatedNormal", "shape: T -> output: dtype", SEEDS "; dtype: {half, bfloat16, float, double}; T: {int32, int64}"},
-    {"RandomUniformInt", "shape: T, minval: Tout, maxval: Tout -> output: Tout",
-     SEEDS "; Tout: {int32, int64}; T: {int32, int64}"},
-    {"RandomShuffle", "value: T -> output: T", SEEDS "; T: type"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"RandomUniform", NULL, uniform_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
@@ -269,4 +260,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_random(dfx_registry *r);
-void dfx__kernels_misc_random(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_random(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -151,15 +151,6 @@ static dfx_code multinomial_kernel(dfx_kctx *ctx) {
 }
 
 #define SEEDS "seed: int = 0; seed2: int = 0"
-static const dfx_op_src ops[] = {
-    {"RandomGamma", "shape: S, alpha: T -> output: T", SEEDS "; S: {int32, int64}; T: {half, float, double}"},
-    {"RandomPoisson", "shape: S, rate: dtype -> output: dtype", SEEDS "; S: {int32, int64}; dtype: {half, float, double}"},
-    {"RandomPoissonV2", "shape: S, rate: R -> output: dtype",
-     SEEDS "; S: {int32, int64}; R: {half, float, double, int32, int64} = DT_DOUBLE; "
-           "dtype: {half, float, double, int32, int64} = DT_INT64"},
-    {"Multinomial", "logits: T, num_samples: int32 -> output: output_dtype",
-     SEEDS "; T: type; output_dtype: {int32, int64} = DT_INT64"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"RandomGamma", NULL, gamma_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
@@ -169,4 +160,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_random_dist(dfx_registry *r);
-void dfx__kernels_misc_random_dist(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_random_dist(dfx_registry *r) { dfx__kernels_add(r, kernels); }

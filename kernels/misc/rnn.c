@@ -228,15 +228,6 @@ static dfx_code gru_kernel(dfx_kctx *ctx) {
 
 #define LSTM_IN "cs_prev: T, h_prev: T, w: T, wci: T, wcf: T, wco: T, b: T"
 #define LSTM_OUT "i: T, cs: T, f: T, o: T, ci: T, co: T, h: T"
-static const dfx_op_src ops[] = {
-    {"LSTMBlockCell", "x: T, " LSTM_IN " -> " LSTM_OUT,
-     "forget_bias: float = 1.0; cell_clip: float = 3.0; use_peephole: bool = false; T: {half, float}"},
-    {"BlockLSTM", "seq_len_max: int64, x: T, " LSTM_IN " -> " LSTM_OUT,
-     "forget_bias: float = 1.0; cell_clip: float = 3.0; use_peephole: bool = false; T: {half, float}"},
-    {"BlockLSTMV2", "seq_len_max: int64, x: T, " LSTM_IN " -> " LSTM_OUT,
-     "cell_clip: float = 0.0; use_peephole: bool = false; T: {half, float}"},
-    {"GRUBlockCell", "x: T, h_prev: T, w_ru: T, w_c: T, b_ru: T, b_c: T -> r: T, u: T, c: T, h: T", "T: {float}"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"LSTMBlockCell", NULL, lstm_cell_kernel, 0, NULL, NULL},
@@ -246,4 +237,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_rnn(dfx_registry *r);
-void dfx__kernels_misc_rnn(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_rnn(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -124,16 +124,6 @@ static dfx_code close_kernel(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-static const dfx_op_src ops[] = {
-    {"StackV2", "max_size: int32 -> handle: resource", "elem_type: type; stack_name: string = ''"},
-    {"StackPushV2", "handle: resource, elem: T -> output: T", "T: type; swap_memory: bool = false"},
-    {"StackPopV2", "handle: resource -> elem: elem_type", "elem_type: type"},
-    {"StackCloseV2", "handle: resource ->", ""},
-    {"Stack", "-> handle: Ref(string)", "elem_type: type; stack_name: string = ''"},
-    {"StackPush", "handle: Ref(string), elem: T -> output: T", "T: type; swap_memory: bool = false"},
-    {"StackPop", "handle: Ref(string) -> elem: elem_type", "elem_type: type"},
-    {"StackClose", "handle: Ref(string) ->", ""},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"StackV2", NULL, stack_v2_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
@@ -147,4 +137,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_stack(dfx_registry *r);
-void dfx__kernels_misc_stack(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_stack(dfx_registry *r) { dfx__kernels_add(r, kernels); }

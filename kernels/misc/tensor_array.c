@@ -467,25 +467,6 @@ static dfx_code ta_grad_v2(dfx_kctx *ctx) { return ta_grad(ctx, true, false); }
 static dfx_code ta_grad_ws(dfx_kctx *ctx) { return ta_grad(ctx, false, true); }
 
 #define TA_ATTRS "dtype: type; element_shape: shape = unknown; dynamic_size: bool = false; clear_after_read: bool = true"
-static const dfx_op_src ops[] = {
-    {"TensorArrayV3", "size: int32 -> handle: resource, flow: float",
-     TA_ATTRS "; identical_element_shapes: bool = false; tensor_array_name: string = ''"},
-    {"TensorArrayV2", "size: int32 -> handle: string", TA_ATTRS "; tensor_array_name: string = ''"},
-    {"TensorArrayGradV3", "handle: resource, flow_in: float -> grad_handle: resource, flow_out: float",
-     "source: string"},
-    {"TensorArrayGradWithShape",
-     "handle: resource, flow_in: float, shape_to_prepend: int32 -> grad_handle: resource, flow_out: float",
-     "source: string"},
-    {"TensorArrayGradV2", "handle: string, flow_in: float -> grad_handle: string", "source: string"},
-    {"TensorArrayWriteV3", "handle: resource, index: int32, value: T, flow_in: float -> flow_out: float", "T: type"},
-    {"TensorArrayWriteV2", "handle: string, index: int32, value: T, flow_in: float -> flow_out: float", "T: type"},
-    {"TensorArrayReadV3", "handle: resource, index: int32, flow_in: float -> value: dtype", "dtype: type"},
-    {"TensorArrayReadV2", "handle: string, index: int32, flow_in: float -> value: dtype", "dtype: type"},
-    {"TensorArraySizeV3", "handle: resource, flow_in: float -> size: int32", ""},
-    {"TensorArraySizeV2", "handle: string, flow_in: float -> size: int32", ""},
-    {"TensorArrayCloseV3", "handle: resource ->", ""},
-    {"TensorArrayCloseV2", "handle: string ->", ""},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"TensorArrayV3", NULL, ta_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
@@ -504,4 +485,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_tensor_array(dfx_registry *r);
-void dfx__kernels_misc_tensor_array(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_tensor_array(dfx_registry *r) { dfx__kernels_add(r, kernels); }

@@ -306,24 +306,6 @@ static dfx_code ta_split_kernel(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-static const dfx_op_src ops[] = {
-    {"TensorArrayGatherV3", "handle: resource, indices: int32, flow_in: float -> value: dtype",
-     "dtype: type; element_shape: shape = unknown"},
-    {"TensorArrayGatherV2", "handle: string, indices: int32, flow_in: float -> value: dtype",
-     "dtype: type; element_shape: shape = unknown"},
-    {"TensorArrayScatterV3", "handle: resource, indices: int32, value: T, flow_in: float -> flow_out: float",
-     "T: type"},
-    {"TensorArrayScatterV2", "handle: string, indices: int32, value: T, flow_in: float -> flow_out: float",
-     "T: type"},
-    {"TensorArrayConcatV3", "handle: resource, flow_in: float -> value: dtype, lengths: int64",
-     "dtype: type; element_shape_except0: shape = unknown"},
-    {"TensorArrayConcatV2", "handle: string, flow_in: float -> value: dtype, lengths: int64",
-     "dtype: type; element_shape_except0: shape = unknown"},
-    {"TensorArraySplitV3", "handle: resource, value: T, lengths: int64, flow_in: float -> flow_out: float",
-     "T: type"},
-    {"TensorArraySplitV2", "handle: string, value: T, lengths: int64, flow_in: float -> flow_out: float",
-     "T: type"},
-    {NULL, NULL, NULL}};
 
 static const dfx_kernel_def kernels[] = {
     {"TensorArrayGatherV3", NULL, ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
@@ -337,4 +319,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_misc_tensor_array_many(dfx_registry *r);
-void dfx__kernels_misc_tensor_array_many(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_misc_tensor_array_many(dfx_registry *r) { dfx__kernels_add(r, kernels); }

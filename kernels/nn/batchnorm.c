@@ -13,20 +13,6 @@
 #define BN_COMMON "epsilon: float = 0.0001; exponential_avg_factor: float = 1; data_format: string = 'NHWC'; " \
                   "is_training: bool = true"
 
-static const dfx_op_src ops[] = {
-    {"FusedBatchNorm",
-     "x: T, scale: T, offset: T, mean: T, variance: T -> y: T, batch_mean: T, batch_variance: T, "
-     "reserve_space_1: T, reserve_space_2: T",
-     "T: {float}; " BN_COMMON},
-    {"FusedBatchNormV2",
-     "x: T, scale: U, offset: U, mean: U, variance: U -> y: T, batch_mean: U, batch_variance: U, "
-     "reserve_space_1: U, reserve_space_2: U",
-     "T: {half, bfloat16, float}; U: {float}; " BN_COMMON},
-    {"FusedBatchNormV3",
-     "x: T, scale: U, offset: U, mean: U, variance: U -> y: T, batch_mean: U, batch_variance: U, "
-     "reserve_space_1: U, reserve_space_2: U, reserve_space_3: U",
-     "T: {half, bfloat16, float}; U: {float}; " BN_COMMON},
-    {NULL, NULL, NULL}};
 
 static dfx_code vec_out(dfx_kctx *ctx, int k, dfx_dtype u, int64_t c, const double *v) {
   dfx_tensor *t = dfx__kctx_alloc(ctx, k, u, 1, &c);
@@ -135,4 +121,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_batchnorm(dfx_registry *r);
-void dfx__kernels_nn_batchnorm(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_batchnorm(dfx_registry *r) { dfx__kernels_add(r, kernels); }

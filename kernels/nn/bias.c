@@ -9,14 +9,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-static const dfx_op_src ops[] = {
-    {"BiasAdd", "value: T, bias: T -> output: T", "T: type; data_format: string = 'NHWC'"},
-    {"BiasAddV1", "value: T, bias: T -> output: T", "T: type"},
-    {"L2Loss", "t: T -> output: T", "T: {half, bfloat16, float, double}"},
-    {"LRN", "input: T -> output: T",
-     "depth_radius: int = 5; bias: float = 1; alpha: float = 1; beta: float = 0.5; "
-     "T: {half, bfloat16, float} = float"},
-    {NULL, NULL, NULL}};
 
 /* ---- BiasAdd ---- */
 
@@ -146,4 +138,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_bias(dfx_registry *r);
-void dfx__kernels_nn_bias(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_bias(dfx_registry *r) { dfx__kernels_add(r, kernels); }

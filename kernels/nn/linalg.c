@@ -13,19 +13,6 @@
 
 #define LT "T: {double, float, half}"
 
-static const dfx_op_src ops[] = {
-    {"MatrixInverse", "input: T -> output: T", "adjoint: bool = false; " LT},
-    {"MatrixDeterminant", "input: T -> output: T", LT},
-    {"LogMatrixDeterminant", "input: T -> sign: T, log_abs_determinant: T", LT},
-    {"Cholesky", "input: T -> output: T", LT},
-    {"MatrixSolve", "matrix: T, rhs: T -> output: T", "adjoint: bool = false; " LT},
-    {"MatrixTriangularSolve", "matrix: T, rhs: T -> output: T",
-     "lower: bool = true; adjoint: bool = false; T: {bfloat16, double, float, half}"},
-    {"Svd", "input: T -> s: T, u: T, v: T", "compute_uv: bool = true; full_matrices: bool = false; " LT},
-    {"Lu", "input: T -> lu: T, p: output_idx_type", LT "; output_idx_type: {int32, int64} = int32"},
-    {"Qr", "input: T -> q: T, r: T", "full_matrices: bool = false; " LT},
-    {"MatrixSolveLs", "matrix: T, rhs: T, l2_regularizer: double -> output: T", LT "; fast: bool = true"},
-    {NULL, NULL, NULL}};
 
 /* ---- helpers ---- */
 
@@ -470,4 +457,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_linalg(dfx_registry *r);
-void dfx__kernels_nn_linalg(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_linalg(dfx_registry *r) { dfx__kernels_add(r, kernels); }

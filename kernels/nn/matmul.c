@@ -9,11 +9,6 @@
 #include "kdispatch.h"
 #include "kernel.h"
 
-static const dfx_op_src ops[] = {
-    {"MatMul", "a: T, b: T -> product: T", "transpose_a: bool = false; transpose_b: bool = false; T: type"},
-    {"BatchMatMul", "x: T, y: T -> output: T", "T: type; adj_x: bool = false; adj_y: bool = false"},
-    {"BatchMatMulV2", "x: T, y: T -> output: T", "T: type; adj_x: bool = false; adj_y: bool = false"},
-    {NULL, NULL, NULL}};
 
 typedef struct mm_attrs {
   bool ta, tb;
@@ -208,4 +203,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_matmul(dfx_registry *r);
-void dfx__kernels_nn_matmul(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_matmul(dfx_registry *r) { dfx__kernels_add(r, kernels); }

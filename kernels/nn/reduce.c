@@ -13,18 +13,6 @@
 
 #define RIDX_ATTRS "keep_dims: bool = false; T: type; Tidx: {int32, int64} = int32"
 
-static const dfx_op_src ops[] = {
-    {"Sum", "input: T, reduction_indices: Tidx -> output: T", RIDX_ATTRS},
-    {"Mean", "input: T, reduction_indices: Tidx -> output: T", RIDX_ATTRS},
-    {"Prod", "input: T, reduction_indices: Tidx -> output: T", RIDX_ATTRS},
-    {"Max", "input: T, reduction_indices: Tidx -> output: T", RIDX_ATTRS},
-    {"Min", "input: T, reduction_indices: Tidx -> output: T", RIDX_ATTRS},
-    {"EuclideanNorm", "input: T, reduction_indices: Tidx -> output: T", RIDX_ATTRS},
-    {"All", "input: bool, reduction_indices: Tidx -> output: bool",
-     "keep_dims: bool = false; Tidx: {int32, int64} = int32"},
-    {"Any", "input: bool, reduction_indices: Tidx -> output: bool",
-     "keep_dims: bool = false; Tidx: {int32, int64} = int32"},
-    {NULL, NULL, NULL}};
 
 typedef enum rop { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_EUCLID, R_ALL, R_ANY } rop;
 
@@ -276,4 +264,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_reduce(dfx_registry *r);
-void dfx__kernels_nn_reduce(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_reduce(dfx_registry *r) { dfx__kernels_add(r, kernels); }

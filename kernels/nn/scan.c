@@ -8,16 +8,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-static const dfx_op_src ops[] = {
-    {"ArgMax", "input: T, dimension: Tidx -> output: output_type",
-     "T: type; Tidx: {int32, int64} = int32; output_type: {int32, int64} = int64"},
-    {"ArgMin", "input: T, dimension: Tidx -> output: output_type",
-     "T: type; Tidx: {int32, int64} = int32; output_type: {int32, int64} = int64"},
-    {"Cumsum", "x: T, axis: Tidx -> out: T",
-     "exclusive: bool = false; reverse: bool = false; T: type; Tidx: {int32, int64} = int32"},
-    {"Cumprod", "x: T, axis: Tidx -> out: T",
-     "exclusive: bool = false; reverse: bool = false; T: type; Tidx: {int32, int64} = int32"},
-    {NULL, NULL, NULL}};
 
 /* Reads the scalar axis input i and splits x into outer/n/inner. */
 static dfx_code split_axis(dfx_kctx *ctx, const char *who, int64_t *outer, int64_t *n, int64_t *inner, int *axis) {
@@ -184,4 +174,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_scan(dfx_registry *r);
-void dfx__kernels_nn_scan(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_scan(dfx_registry *r) { dfx__kernels_add(r, kernels); }

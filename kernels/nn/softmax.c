@@ -11,13 +11,6 @@
 
 #define FLOATS "T: {half, bfloat16, float, double}"
 
-static const dfx_op_src ops[] = {
-    {"Softmax", "logits: T -> softmax: T", FLOATS},
-    {"LogSoftmax", "logits: T -> logsoftmax: T", FLOATS},
-    {"SoftmaxCrossEntropyWithLogits", "features: T, labels: T -> loss: T, backprop: T", FLOATS},
-    {"SparseSoftmaxCrossEntropyWithLogits", "features: T, labels: Tlabels -> loss: T, backprop: T",
-     FLOATS "; Tlabels: {int32, int64} = int64"},
-    {NULL, NULL, NULL}};
 
 /* Loads n elements starting at element off into buf; returns their max. */
 static double load_row(const dfx_tensor *x, int64_t off, int64_t n, double *buf) {
@@ -182,4 +175,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_softmax(dfx_registry *r);
-void dfx__kernels_nn_softmax(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_softmax(dfx_registry *r) { dfx__kernels_add(r, kernels); }

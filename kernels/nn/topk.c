@@ -9,11 +9,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-static const dfx_op_src ops[] = {
-    {"TopKV2", "input: T, k: int32 -> values: T, indices: int32", "sorted: bool = true; T: type"},
-    {"InTopKV2", "predictions: float, targets: T, k: T -> precision: bool", "T: {int32, int64} = int32"},
-    {"NthElement", "input: T, n: int32 -> values: T", "reverse: bool = false; T: type"},
-    {NULL, NULL, NULL}};
 
 /* Stable sort of idx[0..n) by key descending (desc) or ascending. */
 static void msort(int64_t *idx, int64_t *tmp, int64_t n, const double *key, bool desc) {
@@ -244,4 +239,4 @@ static const dfx_kernel_def kernels[] = {
     {NULL}};
 
 void dfx__kernels_nn_topk(dfx_registry *r);
-void dfx__kernels_nn_topk(dfx_registry *r) { dfx__registry_add(r, ops, kernels); }
+void dfx__kernels_nn_topk(dfx_registry *r) { dfx__kernels_add(r, kernels); }

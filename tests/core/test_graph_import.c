@@ -67,10 +67,22 @@ Test(graph_import, rejects_mismatched_parent_frames) {
          DFX_EINVAL, "Mismatched parent frames", "x/frame");
 }
 
-Test(graph_import, lists_every_unknown_op) {
-  REJECT(GT_CONST_I32("a", 1, "") "node { name: \"b\" op: \"Foo\" input: \"a\" }\nnode { name: \"c\" op: \"Bar\" }\n"
-         "node { name: \"d\" op: \"Foo\" }\n",
-         DFX_EUNIMPL, "2 unknown ops", "Foo (node 'b')", "Bar (node 'c')");
+/* Ops no registry knows import as opaque nodes (TensorFlow graphs with
+ * custom ops still run where the custom op is not needed): the output
+ * count is the largest index a consumer reads, an output's dtype what its
+ * consumer expects. */
+Test(graph_import, unknown_ops_import_as_opaque_nodes) {
+  dfx_graph *g = eu_graph(GT_CONST_I32("a", 1, "") "node { name: \"b\" op: \"Foo\" input: \"a\" }\n"
+                          "node { name: \"c\" op: \"Bar\" }\n"
+                          GT_OP2("s", "Add", "b:2", "c", "DT_FLOAT", ""));
+  const dfx_node *b = &g->nodes[dfx__graph_find(g, "b", (size_t)-1)], *c = &g->nodes[dfx__graph_find(g, "c", (size_t)-1)];
+  cr_assert_null(b->def);
+  cr_assert_eq(b->n_out, 3, "outputs 0..2, the largest read is 2");
+  cr_assert_eq(b->out_types[2], DFX_F32, "from Add's T");
+  cr_assert_eq(b->out_types[0], DFX_INVALID, "nobody reads output 0: any dtype");
+  cr_assert_eq(c->n_out, 1);
+  cr_assert_eq(c->out_types[0], DFX_F32);
+  dfx_graph_free(g);
 }
 
 Test(graph_import, rejects_zero_parallel_iterations) {

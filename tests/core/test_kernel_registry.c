@@ -1,90 +1,124 @@
-/* test_kernel_registry.c - TF's rows parsed on first lookup: once, safely
- * from many threads, and with out-of-memory reported as such (not as an
- * unknown op). These tests skip eu_setup's dfx__registry_parse_all, so each
- * starts (Criterion forks per test) with no TF row parsed. */
+/* test_kernel_registry.c - kernels by op and dtype (core/kernel_registry.c)
+ * on registries filled with test rows: choosing a row by the node's type
+ * attrs, the message when no row takes them, and the table errors sealing
+ * reports (overlapping rows, a bad types string, a kernel without a
+ * signature). Registries live for the process (the C allocator), so these
+ * tests run without the counting allocator. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include <uv.h>
 
-#include "../eutil.h"
-#include "../gtext.h"
 #include "kernel.h"
+#include "lib.h"
 #include "status.h"
 
-static const dfx_registry *reg(void) {
+static dfx_code k_float(dfx_kctx *ctx) {
+  (void)ctx;
+  return DFX_OK;
+}
+static dfx_code k_int(dfx_kctx *ctx) {
+  (void)ctx;
+  return DFX_OK;
+}
+
+/* A node of `op` whose attr `attr` is dtype t (or, with list != 0, a list
+ * of two dtypes t and t2). Static storage: the node only lives for a test. */
+static dfx_node *node_with(const char *op, const char *attr, dfx_dtype t, int list, dfx_dtype t2) {
+  static dfx_node n;
+  static dfx_attr a;
+  static dfx_dtype types[2];
+  memset(&n, 0, sizeof n);
+  memset(&a, 0, sizeof a);
+  n.name = "x";
+  n.op = (char *)op;
+  a.name = (char *)attr;
+  if (list) {
+    types[0] = t;
+    types[1] = t2;
+    a.kind = DFX_ATTR_LIST;
+    a.v.list.kind = DFX_ATTR_TYPE;
+    a.v.list.n = 2;
+    a.v.list.v.type = types;
+  } else {
+    a.kind = DFX_ATTR_TYPE;
+    a.v.type = t;
+  }
+  n.attrs = &a;
+  n.n_attrs = 1;
+  return &n;
+}
+
+Test(kernel_registry, rows_are_chosen_by_dtype) {
+  static const dfx_kernel_def rows[] = {{"Add", "T: {float, double}", k_float, DFX_KERNEL_CHEAP},
+                                        {"Add", "T: {int32, int64}", k_int, 0},
+                                        {"IdentityN", "T: {float, int32}", k_float, 0},
+                                        {NULL}};
+  dfx_registry *r = dfx__registry_new();
+  dfx__kernels_add(r, rows);
   dfx_status st;
-  const dfx_registry *r = dfx__registry_get(&st);
+  dfx__status_clear(&st);
+  cr_assert_eq(dfx__registry_seal(r, &st), DFX_OK, "%s", st.msg);
+  cr_assert_eq(dfx__registry_kernel_for(r, node_with("Add", "T", DFX_F64, 0, 0), &st)->fn, k_float);
+  cr_assert_eq(dfx__registry_kernel_for(r, node_with("Add", "T", DFX_I64, 0, 0), &st)->fn, k_int);
+  /* No row takes complex64: the message names the op, attr, value and what exists. */
+  cr_assert_null(dfx__registry_kernel_for(r, node_with("Add", "T", DFX_C64, 0, 0), &st));
+  cr_assert_eq(st.code, DFX_EUNIMPL);
+  cr_assert(strstr(st.msg, "T=complex64") && strstr(st.msg, "float32") && strstr(st.msg, "int64"), "%s", st.msg);
+  /* A list(type) attr is constrained element by element. */
+  cr_assert(dfx__registry_kernel_for(r, node_with("IdentityN", "T", DFX_F32, 1, DFX_I32), &st));
+  cr_assert_null(dfx__registry_kernel_for(r, node_with("IdentityN", "T", DFX_F32, 1, DFX_STRING), &st));
+  cr_assert(strstr(st.msg, "T=string"), "%s", st.msg);
+  /* An op with no kernel at all. */
+  cr_assert_null(dfx__registry_kernel_for(r, node_with("Sub", "T", DFX_F32, 0, 0), &st));
+  cr_assert(strstr(st.msg, "no kernel for this op"), "%s", st.msg);
+  /* The union over rows, for `dfexec ops` and messages. */
+  uint64_t m = dfx__registry_kernel_types(r, "Add", "T");
+  cr_assert_eq(m, (1ull << DFX_F32) | (1ull << DFX_F64) | (1ull << DFX_I32) | (1ull << DFX_I64));
+  cr_assert_eq(dfx__registry_count(r), 2);
+  cr_assert_str_eq(dfx__registry_op_name(r, 0), "Add");
+  cr_assert_str_eq(dfx__registry_op_name(r, 1), "IdentityN");
+  cr_assert_null(dfx__registry_op_name(r, 2));
+}
+
+Test(kernel_registry, a_row_without_types_takes_every_dtype) {
+  static const dfx_kernel_def rows[] = {{"Neg", NULL, k_float, 0}, {NULL}};
+  dfx_registry *r = dfx__registry_new();
+  dfx__kernels_add(r, rows);
+  dfx_status st;
+  cr_assert_eq(dfx__registry_seal(r, &st), DFX_OK, "%s", st.msg);
+  cr_assert(dfx__registry_kernel_for(r, node_with("Neg", "T", DFX_C128, 0, 0), &st));
+  cr_assert_eq(dfx__registry_kernel_types(r, "Neg", "T"), ~(uint64_t)0);
+}
+
+static void expect_seal_error(const dfx_kernel_def *rows, dfx_code code, const char *needle) {
+  dfx_registry *r = dfx__registry_new();
+  dfx__kernels_add(r, rows);
+  dfx_status st;
+  dfx__status_clear(&st);
+  cr_assert_eq(dfx__registry_seal(r, &st), code, "%s", st.msg);
+  cr_assert(strstr(st.msg, needle), "'%s' not in: %s", needle, st.msg);
+}
+
+Test(kernel_registry, table_errors_are_reported_at_seal) {
+  static const dfx_kernel_def overlap[] = {
+      {"Add", "T: {float, int32}", k_float, 0}, {"Add", "T: {int32}", k_int, 0}, {NULL}};
+  expect_seal_error(overlap, DFX_EINTERNAL, "two kernels for the same dtypes");
+  static const dfx_kernel_def untyped_twice[] = {{"Add", NULL, k_float, 0}, {"Add", NULL, k_int, 0}, {NULL}};
+  expect_seal_error(untyped_twice, DFX_EINTERNAL, "two kernels for the same dtypes");
+  static const dfx_kernel_def bad_types[] = {{"Add", "T: {float, flaot}", k_float, 0}, {NULL}};
+  expect_seal_error(bad_types, DFX_EINTERNAL, "bad types string");
+  static const dfx_kernel_def no_brace[] = {{"Add", "T: float", k_float, 0}, {NULL}};
+  expect_seal_error(no_brace, DFX_EINTERNAL, "bad types string");
+  static const dfx_kernel_def unknown_op[] = {{"NoSuchOpAnywhere", NULL, k_float, 0}, {NULL}};
+  expect_seal_error(unknown_op, DFX_EINTERNAL, "NoSuchOpAnywhere has a kernel but no signature");
+}
+
+/* The library's own registry seals, and every row it holds is for an op
+ * with a signature (seal checks that). */
+Test(kernel_registry, the_library_registry_seals) {
+  dfx_status st;
+  const dfx_registry *r = dfx__lib_registry(&st);
   cr_assert(r, "%s", st.msg);
-  return r;
-}
-
-Test(kernel_registry, kernel_file_signature_first_then_tf) {
-  const dfx_registry *r = reg();
-  /* Pack has both: import uses the kernel file's, TF's stays reachable. */
-  const dfx_op_def *own = dfx__registry_op_kernel_file(r, "Pack"), *tf = dfx__registry_op_tf(r, "Pack");
-  cr_assert(own && tf && own != tf);
-#if DFX_TF_OPDEFS_FIRST
-  cr_assert_eq(dfx__registry_op(r, "Pack"), tf);
-#else
-  cr_assert_eq(dfx__registry_op(r, "Pack"), own);
-#endif
-  /* ApproximateEqual is TF's alone; _Retval is the kernel files' alone. */
-  cr_assert_null(dfx__registry_op_kernel_file(r, "ApproximateEqual"));
-  cr_assert_eq(dfx__registry_op(r, "ApproximateEqual"), dfx__registry_op_tf(r, "ApproximateEqual"));
-  cr_assert_not_null(dfx__registry_op(r, "_Retval"));
-  cr_assert_null(dfx__registry_op_tf(r, "_Retval"));
-  const dfx_op_def *d = (const dfx_op_def *)1;
-  cr_assert_eq(dfx__registry_find_op(r, "NoSuchOp", &d, NULL), DFX_OK);
-  cr_assert_null(d);
-}
-
-#define N_THREADS 8
-
-typedef struct {
-  const dfx_registry *r;
-  const dfx_op_def *got;
-} racer;
-
-static void race(void *arg) {
-  racer *x = arg;
-  x->got = dfx__registry_op(x->r, "ApproximateEqual");
-}
-
-Test(kernel_registry, first_lookups_from_many_threads_agree) {
-  racer x[N_THREADS];
-  uv_thread_t t[N_THREADS];
-  for (int i = 0; i < N_THREADS; i++) {
-    x[i] = (racer){reg(), NULL};
-    cr_assert_eq(uv_thread_create(&t[i], race, &x[i]), 0);
-  }
-  for (int i = 0; i < N_THREADS; i++) uv_thread_join(&t[i]);
-  for (int i = 0; i < N_THREADS; i++) cr_assert(x[i].got && x[i].got == x[0].got, "thread %d", i);
-  cr_assert_str_eq(x[0].got->name, "ApproximateEqual");
-  cr_assert_null(dfx__registry_op_kernel_file(x[0].r, "ApproximateEqual")); /* so the threads parsed TF's row */
-}
-
-/* Every allocation of an import that parses a TF row on the way may fail:
- * each failure is DFX_ENOMEM, and some fall inside that parse. Once an
- * import succeeds the row stays parsed, so the loop ends there (and the
- * test does not check for leaks: the parsed row is the registry's). */
-Test(kernel_registry, out_of_memory_in_a_first_lookup_is_reported) {
-  reg();
-  static dfx_testalloc ta;
-  dfx__testalloc_install(&ta);
-  const char *text =
-      GT_CONST_F32("a", 1, "") GT_CONST_F32("b", 2, "") GT_OP2("ae", "ApproximateEqual", "a", "b", "DT_FLOAT", "");
-  int in_parse = 0;
-  for (long long k = 1;; k++) {
-    ta.fail_at = ta.n_allocs + k;
-    dfx_status st; /* on the stack: a status allocation must not take the failure */
-    dfx_graph *g = NULL;
-    dfx_code c = dfx_graph_import(text, strlen(text), &g, &st);
-    ta.fail_at = 0;
-    dfx_graph_free(g);
-    if (c == DFX_OK) break;
-    cr_assert_eq(c, DFX_ENOMEM, "allocation %lld: %s", k, st.msg);
-    in_parse += strstr(st.msg, "signature of ApproximateEqual") != NULL;
-  }
-  dfx__testalloc_install(NULL);
-  cr_assert_gt(in_parse, 0, "no failure fell inside the lazy parse");
+  cr_assert_gt(dfx__registry_count(r), 300);
+  cr_assert(dfx__registry_has_kernel(r, "MatMul"));
+  cr_assert(!dfx__registry_has_kernel(r, "Switch"), "control ops are the engine's, not kernels");
 }

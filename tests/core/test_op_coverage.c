@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "kernel.h"
+#include "lib.h"
+#include "op_registry.h"
 
 Test(op_coverage, every_corpus_op_has_a_kernel) {
   char path[1024];
@@ -14,7 +16,7 @@ Test(op_coverage, every_corpus_op_has_a_kernel) {
   FILE *f = fopen(path, "r");
   cr_assert(f, "cannot open %s", path);
   dfx_status st;
-  const dfx_registry *r = dfx__registry_get(&st);
+  const dfx_registry *r = dfx__lib_registry(&st);
   cr_assert(r, "%s", st.msg);
   static const char *engine_ops[] = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", NULL};
   char line[256], missing[4096] = "";
@@ -26,7 +28,7 @@ Test(op_coverage, every_corpus_op_has_a_kernel) {
     n_ops++;
     int engine = 0;
     for (int i = 0; engine_ops[i]; i++) engine |= strcmp(engine_ops[i], op) == 0;
-    if (!dfx__registry_op(r, op) || (!engine && !dfx__registry_has_kernel(r, op))) {
+    if (!dfx__op_get(op) || (!engine && !dfx__registry_has_kernel(r, op))) {
       size_t o = strlen(missing);
       snprintf(missing + o, sizeof missing - o, " %s", op);
       n_missing++;

@@ -112,7 +112,7 @@ static void round_trip(const dfx_graph *g, int text, const char *what) {
   size_t len = 0, len2 = 0;
   cr_assert_eq(dfx_graph_serialize(g, text, &buf, &len, st), DFX_OK, "%s: %s", what, dfx_status_message(st));
   dfx_graph *h = NULL;
-  cr_assert_eq(dfx__graph_import_ex(buf, len, text ? DFX_FORMAT_TEXT : DFX_FORMAT_BINARY, DFX_IMPORT_ALLOW_UNKNOWN_OPS,
+  cr_assert_eq(dfx__graph_import_ex(buf, len, text ? DFX_FORMAT_TEXT : DFX_FORMAT_BINARY,
                                     &h, st),
                DFX_OK, "%s: re-import: %s", what, dfx_status_message(st));
   expect_same_graph(g, h, what);
@@ -148,7 +148,7 @@ Test(export, control_flow_graph_round_trips_and_runs_the_same) {
 }
 
 /* One node carrying every attr kind the importer keeps. The op is unknown
- * (imported with DFX_IMPORT_ALLOW_UNKNOWN_OPS), so no signature touches
+ * (it imports as an opaque node), so no signature touches
  * the attrs. */
 static const char every_attr[] =
     "node { name: \"x\" op: \"Made_Up\" device: \"/job:worker/task:1/device:CPU:0\"\n"
@@ -181,7 +181,7 @@ static const char every_attr[] =
 Test(export, every_attr_kind_versions_and_library_round_trip) {
   dfx_status *st = dfx_status_new();
   dfx_graph *g = NULL;
-  cr_assert_eq(dfx__graph_import_ex(every_attr, strlen(every_attr), DFX_FORMAT_TEXT, DFX_IMPORT_ALLOW_UNKNOWN_OPS, &g,
+  cr_assert_eq(dfx__graph_import_ex(every_attr, strlen(every_attr), DFX_FORMAT_TEXT, &g,
                                     st),
                DFX_OK, "%s", dfx_status_message(st));
   cr_assert_eq(g->nodes[0].n_attrs, 22);

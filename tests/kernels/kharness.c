@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "lib.h"
 #include "node_sig.h"
+#include "op_registry.h"
 #include "step.h"
 
 static const dfx_registry *reg(void) {
   dfx_status st;
-  const dfx_registry *r = dfx__registry_get(&st);
+  const dfx_registry *r = dfx__lib_registry(&st);
   if (!r) {
     fprintf(stderr, "registry: %s\n", st.msg);
     abort();
@@ -20,8 +22,7 @@ static const dfx_registry *reg(void) {
 }
 
 dfx_node *kh_node_new(const char *op) {
-  const dfx_registry *r = reg();
-  const dfx_op_def *def = dfx__registry_op(r, op);
+  const dfx_op_def *def = dfx__op_get(op);
   if (!def) {
     fprintf(stderr, "kh_node_new: op %s has no signature\n", op);
     abort();

@@ -106,7 +106,7 @@ int dfx__cmd_dot(int argc, char **argv) {
     dfx__cli_error("out of memory");
     goto fail;
   }
-  if (dfx__graph_load_ex(argv[1], DFX_IMPORT_ALLOW_UNKNOWN_OPS, &g, st) != DFX_OK) {
+  if (dfx__graph_load_ex(argv[1], &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib.h"
 #include "graph_import.h"
 #include "kernel.h"
 
@@ -86,11 +87,11 @@ int dfx__cmd_info(int argc, char **argv) {
   dfx_graph *g = NULL;
   op_count *ops = NULL;
   if (!st) goto fail;
-  if (dfx__graph_load_ex(argv[1], DFX_IMPORT_ALLOW_UNKNOWN_OPS, &g, st) != DFX_OK) {
+  if (dfx__graph_load_ex(argv[1], &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
-  const dfx_registry *reg = dfx__registry_get(st);
+  const dfx_registry *reg = dfx__lib_registry(st);
   if (!(ops = calloc((size_t)g->n_nodes + 1, sizeof *ops))) goto fail;
   int n_ops = 0, n_missing = 0;
   for (int i = 0; i < g->n_nodes; i++) {

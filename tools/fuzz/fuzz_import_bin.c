@@ -10,13 +10,8 @@ int FZ_ENTRY(const uint8_t *data, size_t size) {
   fz_limits();
   dfx_status *st = dfx_status_new();
   dfx_graph *g = NULL;
-  if (dfx__graph_import_ex(data, size, DFX_FORMAT_BINARY, 0, &g, st) == DFX_OK) fz_walk_graph(g);
+  if (dfx__graph_import_ex(data, size, DFX_FORMAT_BINARY, &g, st) == DFX_OK) fz_walk_graph(g);
   else fz_check_status(st);
-  dfx_graph_free(g);
-  g = NULL;
-  /* The lenient mode used by `dfexec info` keeps nodes with unknown ops. */
-  if (dfx__graph_import_ex(data, size, DFX_FORMAT_BINARY, DFX_IMPORT_ALLOW_UNKNOWN_OPS, &g, st) == DFX_OK)
-    fz_walk_graph(g);
   dfx_graph_free(g);
   dfx_status_free(st);
   return 0;

@@ -10,7 +10,7 @@ int FZ_ENTRY(const uint8_t *data, size_t size) {
   fz_limits();
   dfx_status *st = dfx_status_new();
   dfx_graph *g = NULL;
-  if (dfx__graph_import_ex(data, size, DFX_FORMAT_TEXT, 0, &g, st) == DFX_OK) fz_walk_graph(g);
+  if (dfx__graph_import_ex(data, size, DFX_FORMAT_TEXT, &g, st) == DFX_OK) fz_walk_graph(g);
   else fz_check_status(st);
   dfx_graph_free(g);
   dfx_status_free(st);

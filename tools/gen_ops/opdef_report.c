@@ -1,7 +1,5 @@
 /* opdef_report.c - reports on the op signatures, for people porting them.
  *   dfx-opdef-report time [REPS]   parse time of every row of op_table_tf.c
- *   dfx-opdef-report compat        every difference between a kernel file's
- *                                  signature and TensorFlow's OpDef of that op
  *   dfx-opdef-report attrs GRAPH... node attrs the op's signature does not list
  *                                  (TF's ValidateNodeDef rejects them), per op
  *   dfx-opdef-report dump          every parsed TF row in a canonical text form
@@ -16,7 +14,7 @@
 
 #include "dtype.h"
 #include "graph_import.h"
-#include "kernel.h"
+#include "op_registry.h"
 #include "status.h"
 
 static double now_ms(void) {
@@ -126,35 +124,6 @@ static const char *fmt_attr_default(char *buf, size_t cap, const dfx_op_attr *a)
   return buf;
 }
 
-/* ---- compat: one line per difference ---- */
-
-static void fmt_arg(char *buf, size_t cap, const dfx_op_arg *a) {
-  snprintf(buf, cap, "%s: %s%s%s%s%s%s", a->name, a->number_attr ? a->number_attr : "", a->number_attr ? " * " : "",
-           a->is_ref ? "Ref(" : "",
-           a->type_attr ? a->type_attr : a->type_list_attr ? a->type_list_attr : dfx_dtype_name(a->type),
-           a->type_list_attr ? " (list)" : "", a->is_ref ? ")" : "");
-}
-
-static int n_diffs;
-
-static void diff(const char *op, const char *what, const char *ours, const char *tf) {
-  printf("%s\t%s\tours: %s\tTF: %s\n", op, what, ours, tf);
-  n_diffs++;
-}
-
-static void compare_args(const char *op, const char *side, const dfx_op_arg *h, int nh, const dfx_op_arg *t, int nt) {
-  char a[256], b[256], what[64];
-  for (int i = 0; i < nh || i < nt; i++) {
-    if (i < nh) fmt_arg(a, sizeof a, &h[i]);
-    else snprintf(a, sizeof a, "(none)");
-    if (i < nt) fmt_arg(b, sizeof b, &t[i]);
-    else snprintf(b, sizeof b, "(none)");
-    if (strcmp(a, b) == 0) continue;
-    snprintf(what, sizeof what, "%s %d", side, i);
-    diff(op, what, a, b);
-  }
-}
-
 static void fmt_types(char *buf, size_t cap, uint32_t mask) {
   size_t o = 0;
   buf[0] = 0;
@@ -162,92 +131,6 @@ static void fmt_types(char *buf, size_t cap, uint32_t mask) {
   for (int t = 1; t < DFX_DTYPE_END_ && o < cap; t++)
     if (mask & (1u << t)) o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? " " : "", dfx_dtype_name((dfx_dtype)t));
 }
-
-static void compare_attr(const char *op, const dfx_op_attr *h, const dfx_op_attr *t) {
-  char a[1024], b[1024], what[128];
-  if (strcmp(h->type, t->type) != 0) {
-    snprintf(what, sizeof what, "attr %s kind", h->name);
-    diff(op, what, h->type, t->type);
-  }
-  fmt_attr_default(a, sizeof a, h);
-  fmt_attr_default(b, sizeof b, t);
-  if (strcmp(a, b) != 0) {
-    snprintf(what, sizeof what, "attr %s default", h->name);
-    diff(op, what, a, b);
-  }
-  if (h->allowed != t->allowed) {
-    char only_h[512], only_t[512];
-    fmt_types(only_h, sizeof only_h, h->allowed & ~t->allowed);
-    fmt_types(only_t, sizeof only_t, t->allowed & ~h->allowed);
-    snprintf(what, sizeof what, "attr %s allowed types", h->name);
-    if (!h->allowed || !t->allowed) {
-      fmt_types(a, sizeof a, h->allowed);
-      fmt_types(b, sizeof b, t->allowed);
-    } else {
-      snprintf(a, sizeof a, "also %s", (h->allowed & ~t->allowed) ? only_h : "-");
-      snprintf(b, sizeof b, "also %s", (t->allowed & ~h->allowed) ? only_t : "-");
-    }
-    diff(op, what, a, b);
-  }
-  fmt_value(a, sizeof a, &h->allowed_s);
-  fmt_value(b, sizeof b, &t->allowed_s);
-  if (strcmp(a, b) != 0) {
-    snprintf(what, sizeof what, "attr %s allowed values", h->name);
-    diff(op, what, h->allowed_s.v.list.n ? a : "any", t->allowed_s.v.list.n ? b : "any");
-  }
-  if (h->has_min != t->has_min || h->min != t->min) {
-    snprintf(a, sizeof a, h->has_min ? ">= %lld" : "none", (long long)h->min);
-    snprintf(b, sizeof b, t->has_min ? ">= %lld" : "none", (long long)t->min);
-    snprintf(what, sizeof what, "attr %s minimum", h->name);
-    diff(op, what, a, b);
-  }
-}
-
-static void compare_op(const char *op, const dfx_op_def *h, const dfx_op_def *t) {
-  compare_args(op, "input", h->in, h->n_in, t->in, t->n_in);
-  compare_args(op, "output", h->out, h->n_out, t->out, t->n_out);
-  for (int i = 0; i < h->n_attrs; i++) {
-    const dfx_op_attr *ta = dfx__op_def_attr(t, h->attrs[i].name);
-    if (ta) compare_attr(op, &h->attrs[i], ta);
-    else diff(op, "attr", h->attrs[i].name, "(absent)");
-  }
-  for (int i = 0; i < t->n_attrs; i++) {
-    if (dfx__op_def_attr(h, t->attrs[i].name)) continue;
-    char b[1200];
-    char d[1024];
-    fmt_attr_default(d, sizeof d, &t->attrs[i]);
-    snprintf(b, sizeof b, "%s: %s = %s", t->attrs[i].name, t->attrs[i].type, d);
-    diff(op, "attr", "(absent)", b);
-  }
-}
-
-static int cmd_compat(const dfx_registry *r) {
-  int n_hand = 0, n_same = 0;
-  for (int i = 0; i < dfx__registry_op_count(r); i++) {
-    const dfx_op_def *any = dfx__registry_op_at(r, i);
-    if (!any) continue;
-    const dfx_op_def *h = dfx__registry_op_kernel_file(r, any->name), *t = dfx__registry_op_tf(r, any->name);
-    if (!h) continue;
-    n_hand++;
-    if (!t) {
-      printf("%s\t(op)\tours: declared\tTF: no such op\n", h->name);
-      continue;
-    }
-    int before = n_diffs;
-    compare_op(h->name, h, t);
-    /* The kernel's flag is what keeps a node from being treated as a pure function. */
-    const dfx_kernel_def *k = dfx__registry_kernel_any(r, h->name);
-    bool ks = k && (k->flags & DFX_KERNEL_STATEFUL), ts = t->flags & DFX_OP_STATEFUL;
-    if (k && ks != ts) diff(h->name, "stateful", ks ? "kernel flag DFX_KERNEL_STATEFUL" : "no", ts ? "is_stateful" : "no");
-    n_same += n_diffs == before;
-  }
-  printf("# %d ops have a kernel-file signature; %d of them match TF's OpDef in everything compared (args, attrs,"
-         " kernel statefulness); %d differences\n",
-         n_hand, n_same, n_diffs);
-  return 0;
-}
-
-/* ---- attrs: attrs a graph's nodes carry that their op's signature lacks ---- */
 
 typedef struct {
   char key[192];
@@ -260,7 +143,7 @@ static int cmd_attrs(int argc, char **argv) {
   for (int gi = 0; gi < argc; gi++) {
     dfx_graph *g = NULL;
     dfx_status st;
-    if (dfx__graph_load_ex(argv[gi], DFX_IMPORT_ALLOW_UNKNOWN_OPS, &g, &st) != DFX_OK) {
+    if (dfx__graph_load_ex(argv[gi], &g, &st) != DFX_OK) {
       printf("import failed: %s\n", st.msg);
       n_failed++;
       continue;
@@ -331,16 +214,9 @@ static int cmd_dump(void) {
 }
 
 int main(int argc, char **argv) {
-  dfx_status st;
-  const dfx_registry *r = dfx__registry_get(&st);
-  if (!r) {
-    fprintf(stderr, "registry: %s\n", st.msg);
-    return 1;
-  }
   if (argc >= 2 && strcmp(argv[1], "time") == 0) return cmd_time(argc > 2 ? atoi(argv[2]) : 20);
-  if (argc == 2 && strcmp(argv[1], "compat") == 0) return cmd_compat(r);
   if (argc >= 2 && strcmp(argv[1], "attrs") == 0) return cmd_attrs(argc - 2, argv + 2);
   if (argc == 2 && strcmp(argv[1], "dump") == 0) return cmd_dump();
-  fprintf(stderr, "usage: dfx-opdef-report time [REPS] | compat | attrs GRAPH... | dump\n");
+  fprintf(stderr, "usage: dfx-opdef-report time [REPS] | attrs GRAPH... | dump\n");
   return 2;
 }

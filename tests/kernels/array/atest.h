@@ -12,14 +12,16 @@
 
 #include "alloc.h"
 #include "kharness.h"
+#include "lib.h"
+#include "op_registry.h"
 
 static dfx_testalloc atest_ta;
 
 static inline void atest_setup(void) {
   dfx_status st;
-  const dfx_registry *r = dfx__registry_get(&st); /* built and fully parsed before counting */
-  cr_assert(r != NULL, "registry: %s", st.msg);
-  cr_assert_eq(dfx__registry_parse_all(r, &st), DFX_OK, "registry: %s", st.msg);
+  /* Both registries built and fully parsed before counting. */
+  cr_assert(dfx__lib_registry(&st) != NULL, "registry: %s", st.msg);
+  cr_assert_eq(dfx__op_parse_all(&st), DFX_OK, "op registry: %s", st.msg);
   memset(&atest_ta, 0, sizeof atest_ta);
   dfx__testalloc_install(&atest_ta);
 }

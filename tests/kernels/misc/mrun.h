@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "kharness.h"
+#include "lib.h"
 #include "node_sig.h"
 #include "step.h"
 
@@ -19,7 +20,7 @@ static inline dfx_code mrun(dfx_step *step, dfx_node *n, dfx_tensor **in, int n_
   dfx_status st;
   dfx__status_clear(&st);
   int expected = 0;
-  const dfx_registry *r = dfx__registry_get(&st);
+  const dfx_registry *r = dfx__lib_registry(&st);
   dfx_code c = r ? DFX_OK : DFX_EINTERNAL;
   if (c == DFX_OK) c = dfx__node_fill_defaults(n, n->def, &st);
   if (c == DFX_OK) c = dfx__node_resolve_types(n, n->def, &expected, &st);

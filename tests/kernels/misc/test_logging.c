@@ -42,8 +42,12 @@ Test(logging, assert_false_formats_like_tf) {
   cr_expect_str_eq(err, "assertion failed: [Condition x == y did not hold element-wise:] [1 2 3 4 5] [[0.1 2.5][-1e+10 0.333333343]]");
   cr_expect_eq(run_assert(-1, 0, data + 1, 1, t + 1), DFX_EINVAL);
   cr_expect_str_eq(err, "assertion failed: [1 2 3 4 5]");
-  cr_expect_eq(run_assert(3, 0, NULL, 0, NULL), DFX_EINVAL);
-  cr_expect_str_eq(err, "assertion failed: ");
+  /* TF's Assert takes at least one data tensor (T: list(type) >= 1). */
+  const char *empty = "";
+  dfx_tensor *e = mk_str(0, NULL, &empty);
+  cr_expect_eq(run_assert(3, 0, &e, 1, t), DFX_EINVAL);
+  cr_expect_str_eq(err, "assertion failed: []");
+  dfx__tensor_unref(e);
   dfx__tensor_unref(s);
   dfx__tensor_unref(v);
   dfx__tensor_unref(m);
@@ -52,13 +56,15 @@ Test(logging, assert_false_formats_like_tf) {
 
 Test(logging, assert_condition_must_be_scalar) {
   dfx_node *n = kh_node_new("Assert");
-  kh_attr_types(n, "T", NULL, 0);
+  dfx_dtype t1[1] = {DFX_I32};
+  kh_attr_types(n, "T", t1, 1);
   int64_t d2 = 2;
   uint8_t c2[2] = {1, 1};
-  dfx_tensor *in[1] = {kh_bool(1, &d2, c2)};
-  cr_expect_eq(kh_run(n, in, 1, NULL, NULL, err, sizeof err), DFX_EINVAL);
+  dfx_tensor *in[2] = {kh_bool(1, &d2, c2), kh_scalar_i32(7)};
+  cr_expect_eq(kh_run(n, in, 2, NULL, NULL, err, sizeof err), DFX_EINVAL);
   cr_expect(strstr(err, "In[0] should be a scalar: [2]"), "%s", err);
   dfx__tensor_unref(in[0]);
+  dfx__tensor_unref(in[1]);
   kh_node_free(n);
   dfx__tensor_cache_flush();
 }

@@ -22,7 +22,7 @@ static void rn_open(runner *r, dfx_node *n) {
   r->n = n;
   cr_assert_eq(dfx__node_fill_defaults(n, n->def, &st), DFX_OK);
   cr_assert_eq(dfx__node_resolve_types(n, n->def, &expected, &st), DFX_OK, "%s", st.msg);
-  r->k = dfx__registry_kernel_for(dfx__registry_get(&st), n, &st);
+  r->k = dfx__registry_kernel_for(dfx__lib_registry(&st), n, &st);
   cr_assert(r->k, "%s", st.msg);
   r->state = NULL;
   if (r->k->init) cr_assert_eq(r->k->init(n, &r->state, &st), DFX_OK);
