@@ -1,8 +1,9 @@
 /* op_def.h - op signatures: inputs, outputs, attrs with defaults and constraints.
- * Signatures are short strings in TensorFlow's REGISTER_OP notation, written by
- * hand in kernel files or generated from TF's OpList (op_table_tf.c). The
- * parser turns one into a dfx_op_def; it keeps no global state, so any thread
- * may parse any row at any time (the registry parses each row once).
+ * Signatures are short strings in TensorFlow's REGISTER_OP notation,
+ * generated from TF's OpList (op_table_tf.c) or written by hand for the few
+ * internal ops (op_table_internal.c). The parser turns one into a
+ * dfx_op_def; it keeps no global state, so any thread may parse any row at
+ * any time (op_registry.c parses each row once).
  *
  * Signature strings (dfx_op_src):
  *   .args  "x: T, y: T -> z: T"          inputs, "->", outputs; either side may be empty
