@@ -135,8 +135,16 @@ dfx_code dfx__kctx_fail(dfx_kctx *ctx, dfx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Hands `obj` to the step: `free_fn(obj)` runs when the run ends. */
 dfx_code dfx__kctx_step_own(dfx_kctx *ctx, void *obj, void (*free_fn)(void *obj));
-/* True when the run has been cancelled (long kernels may poll it). */
+/* True when the run has been cancelled. */
 bool dfx__kctx_cancelled(const dfx_kctx *ctx);
+/* For kernels whose work is long (big loops, attr-driven sizes): call every
+ * few milliseconds of work (say every 1 M elements). Returns DFX_OK to go
+ * on, or the reason to stop, recorded in ctx, for the kernel to return at
+ * once: DFX_ECANCELED when the run was cancelled (dfx_session_cancel, an
+ * error elsewhere, Ctrl-C in the CLI), DFX_EDEADLINE when the run's timeout
+ * has passed. Cheap: one relaxed load, and a clock read only when the run
+ * has a timeout. */
+dfx_code dfx__kctx_poll(dfx_kctx *ctx);
 
 /* Reads a scalar or 1-element input as int64 (any integer dtype); fails with a
  * message naming `what` when it is not an integer scalar. */

@@ -37,6 +37,18 @@ dfx_code dfx__kctx_fail(dfx_kctx *ctx, dfx_code code, const char *fmt, ...) {
 
 bool dfx__kctx_cancelled(const dfx_kctx *ctx) { return dfx__step_is_cancelled(ctx->step); }
 
+dfx_code dfx__kctx_poll(dfx_kctx *ctx) {
+  const dfx_step *s = ctx->step;
+  if (!s) return DFX_OK;
+  if (dfx__step_is_cancelled(s)) return dfx__kctx_fail(ctx, DFX_ECANCELED, "the run was cancelled");
+  if (s->deadline_ns) {
+    uint64_t now = uv_hrtime();
+    if (now > s->deadline_ns)
+      return dfx__kctx_fail(ctx, DFX_EDEADLINE, "run timed out after %.3f s", (double)(now - s->t0_ns) / 1e9);
+  }
+  return DFX_OK;
+}
+
 dfx_code dfx__kctx_scalar_i64(dfx_kctx *ctx, int i, const char *what, int64_t *out) {
   const dfx_tensor *t = ctx->in[i];
   if (!dfx__dtype_is_int((dfx_dtype)t->dtype) || t->count != 1) {

@@ -5,6 +5,7 @@
 #define DFX_STEP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "dfexec.h"
@@ -19,6 +20,8 @@ struct dfx_step {
   dfx_step_res *res;
   int n_res, cap_res;
   int cancelled;          /* atomic: set on the first error, timeout or cancel */
+  uint64_t t0_ns;         /* uv_hrtime when the run started */
+  uint64_t deadline_ns;   /* uv_hrtime past which the run has timed out; 0: none */
 };
 
 typedef struct dfx_step dfx_step;

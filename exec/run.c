@@ -44,6 +44,8 @@ dfx_code dfx__run_init(dfx_run *r, const dfx_plan *plan, dfx_pool *pool, dfx_ten
   dfx_code c = DFX_EINTERNAL;
   if (uv_mutex_init(&r->err_mu)) goto fail_mu;
   if ((c = dfx__step_init(&r->step)) != DFX_OK) goto fail_step;
+  r->step.t0_ns = r->t0_ns;
+  r->step.deadline_ns = r->deadline_ns;
   if ((c = dfx__prop_init(&r->prop, &plan->flow)) != DFX_OK) goto fail_prop;
   bool tracing = ro && ro->trace;
   r->prop.max_iterations = ro ? ro->max_iterations : 0;
