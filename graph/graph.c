@@ -1,16 +1,65 @@
-/* graph.c - queries on a graph: lookup by name, "did you mean", public getters. */
+/* graph.c - a graph's lifecycle, its name index, lookups by name, "did
+ * you mean", and the public getters. Editing is edit.c's, bringing derived
+ * data up to date finalize.c's. */
 #include "graph.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "function.pb-c.h"
+#include "pballoc.h"
 
 static uint32_t hash_name(const char *s, size_t len) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
   return h;
 }
+
+/* ---- lifecycle ---- */
+
+void dfx__node_clear(dfx_node *n) {
+  dfx__free(n->name);
+  dfx__free(n->op);
+  dfx__free(n->device);
+  dfx__free(n->in);
+  for (int i = 0; i < n->n_attrs; i++) dfx__attr_clear(&n->attrs[i]);
+  dfx__free(n->attrs);
+  dfx__free(n->in_types);
+  dfx__free(n->out_types);
+  dfx__free(n->edges);
+  memset(n, 0, sizeof *n);
+}
+
+void dfx__graph_clear_frames(dfx_graph *g) {
+  for (int i = 0; i < g->n_frames; i++) dfx__free(g->frames[i].name);
+  dfx__free(g->frames);
+  g->frames = NULL;
+  g->n_frames = 0;
+}
+
+void dfx_graph_free(dfx_graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n_nodes; i++) dfx__node_clear(&g->nodes[i]);
+  dfx__free(g->nodes);
+  dfx__graph_clear_frames(g);
+  dfx__free(g->name_index);
+  dfx__free(g->meta.bad_consumers);
+  if (g->meta.library) tensorflow__function_def_library__free_unpacked(g->meta.library, &dfx__pb_allocator);
+  dfx__free(g);
+}
+
+/* TF's node name rule, with the characters newer TF also accepts and a
+ * leading '_' as in TF's internal names (function-lowered graphs use them). */
+bool dfx__node_name_valid(const char *s) {
+  if (!s || !*s || !(isalnum((unsigned char)*s) || *s == '.' || *s == '_')) return false;
+  for (s++; *s; s++)
+    if (!(isalnum((unsigned char)*s) || strchr("_./->", *s))) return false;
+  return true;
+}
+
+/* ---- the name index: open addressing, at most half full ---- */
 
 int dfx__graph_find(const dfx_graph *g, const char *name, size_t len) {
   if (!g || !name || !g->name_index) return -1;
@@ -23,19 +72,60 @@ int dfx__graph_find(const dfx_graph *g, const char *name, size_t len) {
   }
 }
 
-/* Used by the importer: inserts node id under its name; returns the id already
- * there for a duplicate name, else -1. */
-int dfx__graph_index_insert(dfx_graph *g, int id) {
+/* Inserts id into a table with room; the id already there under that name,
+ * or -1. */
+static int index_put(dfx_graph *g, int id) {
   const char *name = g->nodes[id].name;
   size_t len = strlen(name);
   for (uint32_t i = hash_name(name, len) & (g->name_cap - 1);; i = (i + 1) & (g->name_cap - 1)) {
     int other = g->name_index[i];
     if (other < 0) {
       g->name_index[i] = id;
+      g->name_used++;
       return -1;
     }
     if (strcmp(g->nodes[other].name, name) == 0) return other;
   }
+}
+
+/* A fresh table for the first n_nodes nodes; the id of a duplicate's first
+ * holder in *dup (else -1). */
+static dfx_code index_build(dfx_graph *g, uint32_t cap, int *dup, int *dup_at) {
+  int *idx = dfx__malloc(sizeof(int) * cap);
+  if (!idx) return DFX_ENOMEM;
+  dfx__free(g->name_index);
+  g->name_index = idx;
+  g->name_cap = cap;
+  g->name_used = 0;
+  for (uint32_t i = 0; i < cap; i++) idx[i] = -1;
+  *dup = -1;
+  for (int i = 0; i < g->n_nodes && *dup < 0; i++)
+    if ((*dup = index_put(g, i)) >= 0) *dup_at = i;
+  return DFX_OK;
+}
+
+dfx_code dfx__graph_index_rebuild(dfx_graph *g, dfx_status *st) {
+  uint32_t cap = 16;
+  while (cap < (uint32_t)g->n_nodes * 2u) cap *= 2;
+  int dup, at = 0;
+  if (index_build(g, cap, &dup, &at) != DFX_OK) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  if (dup >= 0)
+    return dfx__status_set(st, DFX_EINVAL, "Node '%s': duplicate node name (nodes %d and %d)", g->nodes[at].name, dup,
+                           at);
+  return DFX_OK;
+}
+
+int dfx__graph_index_insert(dfx_graph *g, int id) {
+  if ((g->name_used + 1) * 2 > g->name_cap) {
+    int dup, at;
+    /* Rebuild over the nodes before id, then add id as usual. */
+    int n = g->n_nodes;
+    g->n_nodes = id;
+    dfx_code c = index_build(g, g->name_cap ? g->name_cap * 2 : 16, &dup, &at);
+    g->n_nodes = n;
+    if (c != DFX_OK) return -2;
+  }
+  return index_put(g, id);
 }
 
 /* ---- "did you mean" for unknown names ---- */

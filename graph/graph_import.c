@@ -1,9 +1,9 @@
-/* graph_import.c - GraphDef bytes to a validated dfx_graph.
- * Owns the conversion from protobuf-c messages (binary or text) into dfexec's
- * own node, attr and edge arrays, and the structural checks TensorFlow's
- * importer makes (names, inputs, dtypes, unknown ops). Frame assignment and
- * cycle checks live in graph_frames.c. The unpacked message never outlives
- * the import call. */
+/* graph_import.c - GraphDef bytes to a graph: the conversion from
+ * protobuf-c messages (binary or text) into dfexec's own nodes and attrs,
+ * with input strings resolved to node ids. Everything derived from that
+ * (signatures, dtypes, consumer edges, frames) and TensorFlow's import
+ * checks are finalize.c's, which edited graphs go through as well. The
+ * unpacked message never outlives the import call. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,49 +15,9 @@
 #include "graph_import.h"
 #include "op_registry.h"
 #include "node_sig.h"
+#include "pballoc.h"
 #include "pbtext.h"
 #include "tensor_proto.h"
-
-/* ---- protobuf-c allocator routed to the library hook ---- */
-
-/* `ud`, when set, points to a flag raised on a failed allocation: protobuf-c
- * returns NULL alike for bad bytes and for no memory. */
-static void *pb_alloc(void *ud, size_t n) {
-  void *p = dfx__malloc(n);
-  if (!p && ud) *(int *)ud = 1;
-  return p;
-}
-static void pb_free(void *ud, void *p) {
-  (void)ud;
-  dfx__free(p);
-}
-static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
-
-/* ---- freeing ---- */
-
-static void node_clear(dfx_node *n) {
-  dfx__free(n->name);
-  dfx__free(n->op);
-  dfx__free(n->device);
-  dfx__free(n->in);
-  for (int i = 0; i < n->n_attrs; i++) dfx__attr_clear(&n->attrs[i]);
-  dfx__free(n->attrs);
-  dfx__free(n->in_types);
-  dfx__free(n->out_types);
-  dfx__free(n->edges);
-}
-
-void dfx_graph_free(dfx_graph *g) {
-  if (!g) return;
-  for (int i = 0; i < g->n_nodes; i++) node_clear(&g->nodes[i]);
-  dfx__free(g->nodes);
-  for (int i = 0; i < g->n_frames; i++) dfx__free(g->frames[i].name);
-  dfx__free(g->frames);
-  dfx__free(g->name_index);
-  dfx__free(g->meta.bad_consumers);
-  if (g->meta.library) tensorflow__function_def_library__free_unpacked(g->meta.library, &pb_allocator);
-  dfx__free(g);
-}
 
 /* ---- attrs ---- */
 
@@ -178,15 +138,6 @@ static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, 
 
 /* ---- names and input strings ---- */
 
-/* TF's node name rule, with the characters newer TF also accepts and a
- * leading '_' as in TF's internal names (function-lowered graphs use them). */
-static bool valid_node_name(const char *s) {
-  if (!*s || !(isalnum((unsigned char)*s) || *s == '.' || *s == '_')) return false;
-  for (s++; *s; s++)
-    if (!(isalnum((unsigned char)*s) || strchr("_./->", *s))) return false;
-  return true;
-}
-
 /* ParseTensorName (tf-semantics §1.3): "node", "node:k" or "^node". */
 static void parse_input(const char *s, const char **name, size_t *len, int *slot) {
   size_t n = strlen(s);
@@ -215,7 +166,7 @@ static void parse_input(const char *s, const char **name, size_t *len, int *slot
 
 static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_status *st) {
   const char *name = nd->name ? nd->name : "";
-  if (!valid_node_name(name))
+  if (!dfx__node_name_valid(name))
     return dfx__status_set(st, DFX_EINVAL, "Node '%s': node name is not valid (must match [A-Za-z0-9._][A-Za-z0-9_./>-]*)", name);
   if (!nd->op || !*nd->op) return dfx__status_set(st, DFX_EINVAL, "Node '%s': has no op", name);
   if (!(n->name = dfx__strdup(name)) || !(n->op = dfx__strdup(nd->op)) ||
@@ -250,21 +201,6 @@ static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_sta
 
 /* ---- whole-graph conversion ---- */
 
-static dfx_code build_index(dfx_graph *g, dfx_status *st) {
-  uint32_t cap = 16;
-  while (cap < (uint32_t)g->n_nodes * 2u) cap *= 2;
-  g->name_cap = cap;
-  if (!(g->name_index = dfx__malloc(sizeof(int) * cap))) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  for (uint32_t i = 0; i < cap; i++) g->name_index[i] = -1;
-  for (int i = 0; i < g->n_nodes; i++) {
-    int other = dfx__graph_index_insert(g, i);
-    if (other >= 0)
-      return dfx__status_set(st, DFX_EINVAL, "Node '%s': duplicate node name (nodes %d and %d)", g->nodes[i].name,
-                             other, i);
-  }
-  return DFX_OK;
-}
-
 static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx_status *st) {
   for (int i = 0; i < g->n_nodes; i++) {
     const Tensorflow__NodeDef *nd = gd->node[i];
@@ -290,110 +226,6 @@ static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx
   return DFX_OK;
 }
 
-/* Ops no registry knows (custom ops) import as opaque nodes, as TensorFlow
- * graphs with them still run when a run does not need them (issue: a
- * missing kernel is an error only when needed). Their output count is the
- * largest output index any consumer reads, and an output's dtype is what its
- * first typed consumer expects there (DFX_INVALID, "any", when none says). */
-static dfx_code opaque_nodes(dfx_graph *g, dfx_status *st) {
-  for (int i = 0; i < g->n_nodes; i++) {
-    dfx_node *n = &g->nodes[i];
-    for (int k = 0; k < n->n_in; k++) {
-      dfx_node *src = &g->nodes[n->in[k].node];
-      if (!src->def && n->in[k].slot >= src->n_out) src->n_out = n->in[k].slot + 1;
-    }
-  }
-  for (int i = 0; i < g->n_nodes; i++) {
-    dfx_node *n = &g->nodes[i];
-    if (n->def) continue;
-    if (!(n->out_types = dfx__calloc((size_t)n->n_out + 1, sizeof(dfx_dtype))) ||
-        !(n->in_types = dfx__calloc((size_t)n->n_in + 1, sizeof(dfx_dtype))))
-      return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  }
-  for (int i = 0; i < g->n_nodes; i++) {
-    const dfx_node *n = &g->nodes[i];
-    for (int k = 0; n->def && k < n->n_in; k++) {
-      dfx_node *src = &g->nodes[n->in[k].node];
-      if (!src->def && src->out_types[n->in[k].slot] == DFX_INVALID) src->out_types[n->in[k].slot] = n->in_types[k];
-    }
-  }
-  return DFX_OK;
-}
-
-/* Fills defaults, checks attrs and resolves dtypes for nodes whose op has a
- * signature (op_registry.h); the rest are opaque. */
-static dfx_code apply_signatures(dfx_graph *g, dfx_status *st) {
-  for (int i = 0; i < g->n_nodes; i++) {
-    dfx_node *n = &g->nodes[i];
-    dfx_code c = dfx__op_find(n->op, &n->def, st);
-    if (c != DFX_OK) return c;
-    if (!n->def) continue; /* an op no registry knows: opaque (below) */
-    int expected = 0;
-    c = dfx__node_fill_defaults(n, n->def, st);
-    if (c == DFX_OK) {
-      /* Its messages name node and op already, so they are passed on as they are. */
-      if ((c = dfx__node_check_attrs(n, n->def, st)) != DFX_OK) return c;
-      c = dfx__node_resolve_types(n, n->def, &expected, st);
-    }
-    if (c != DFX_OK) {
-      char msg[DFX_STATUS_MSG_MAX];
-      snprintf(msg, sizeof msg, "%s", st ? st->msg : "");
-      return dfx__status_set(st, c, "Node '%s' (%s): %s", n->name, n->op, msg);
-    }
-    if (expected != n->n_in)
-      return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): expects %d data inputs but has %d", n->name, n->op,
-                             expected, n->n_in);
-  }
-  return opaque_nodes(g, st);
-}
-
-/* Output indices in range, dtypes of each edge equal to the signature's. */
-static dfx_code check_edges(dfx_graph *g, dfx_status *st) {
-  for (int i = 0; i < g->n_nodes; i++) {
-    dfx_node *n = &g->nodes[i];
-    for (int k = 0; k < n->n_in; k++) {
-      const dfx_node *src = &g->nodes[n->in[k].node];
-      int slot = n->in[k].slot;
-      if (slot >= src->n_out)
-        return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): input %d is '%s:%d' but %s (%s) has only %d output%s",
-                               n->name, n->op, k, src->name, slot, src->name, src->op, src->n_out,
-                               src->n_out == 1 ? "" : "s");
-      dfx_dtype want = n->in_types[k], got = src->out_types[slot];
-      if (want != DFX_INVALID && got != DFX_INVALID && want != got)
-        return dfx__status_set(st, DFX_EINVAL,
-                               "Node '%s' (%s): input %d expects %s but '%s:%d' (%s) produces %s", n->name, n->op, k,
-                               dfx_dtype_name(want), src->name, slot, src->op, dfx_dtype_name(got));
-    }
-  }
-  return DFX_OK;
-}
-
-static dfx_code build_edges(dfx_graph *g, dfx_status *st) {
-  int *count = dfx__calloc((size_t)g->n_nodes + 1, sizeof(int));
-  if (!count) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in + g->nodes[i].n_ctrl; k++) count[g->nodes[i].in[k].node]++;
-  for (int i = 0; i < g->n_nodes; i++) {
-    if (count[i] && !(g->nodes[i].edges = dfx__malloc(sizeof(dfx_edge) * (size_t)count[i]))) {
-      dfx__free(count);
-      return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-    }
-  }
-  /* Two passes keep data edges ahead of control edges on every producer. */
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < g->n_nodes; i++) {
-      dfx_node *n = &g->nodes[i];
-      for (int k = 0; k < n->n_in + n->n_ctrl; k++) {
-        bool ctrl = n->in[k].slot < 0;
-        if (ctrl != (pass == 1)) continue;
-        dfx_node *src = &g->nodes[n->in[k].node];
-        src->edges[src->n_edges++] = (dfx_edge){i, n->in[k].slot < 0 ? -1 : n->in[k].slot, ctrl ? -1 : k};
-      }
-    }
-  dfx__free(count);
-  return DFX_OK;
-}
-
 /* ---- entry points ---- */
 
 static bool looks_like_text(const unsigned char *b, size_t len) {
@@ -414,7 +246,7 @@ static dfx_code copy_library(dfx_graph *g, const Tensorflow__FunctionDefLibrary 
   uint8_t *buf = dfx__malloc(n ? n : 1);
   if (!buf) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   protobuf_c_message_pack(&lib->base, buf);
-  g->meta.library = tensorflow__function_def_library__unpack(&pb_allocator, n, buf);
+  g->meta.library = tensorflow__function_def_library__unpack(&dfx__pb_allocator, n, buf);
   dfx__free(buf);
   return g->meta.library ? DFX_OK : dfx__status_set(st, DFX_ENOMEM, "out of memory copying the function library");
 }
@@ -423,13 +255,14 @@ dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st)
   const Tensorflow__GraphDef *gd = msg;
   *out = NULL;
   if (gd->n_node > (size_t)INT32_MAX / 4) return dfx__status_set(st, DFX_ELIMIT, "graph has too many nodes");
-  dfx_graph *g = dfx__calloc(1, sizeof *g);
+  dfx_graph *g = dfx__graph_new();
   if (!g) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   dfx_code c = DFX_OK;
   if (gd->n_node && !(g->nodes = dfx__calloc(gd->n_node, sizeof(dfx_node)))) {
     c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
     goto fail;
   }
+  g->cap_nodes = (int)gd->n_node;
   for (size_t i = 0; i < gd->n_node; i++, g->n_nodes++) {
     g->nodes[i].id = (int)i;
     if ((c = convert_node(gd->node[i], &g->nodes[i], st)) != DFX_OK) {
@@ -450,9 +283,8 @@ dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st)
     g->meta.n_bad_consumers = (int)gd->versions->n_bad_consumers;
   }
   if (gd->library && (c = copy_library(g, gd->library, st)) != DFX_OK) goto fail;
-  if ((c = build_index(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK ||
-      (c = apply_signatures(g, st)) != DFX_OK || (c = check_edges(g, st)) != DFX_OK ||
-      (c = build_edges(g, st)) != DFX_OK || (c = dfx__graph_frames(g, st)) != DFX_OK)
+  if ((c = dfx__graph_index_rebuild(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK ||
+      (c = dfx__graph_finalize(g, st)) != DFX_OK)
     goto fail;
   *out = g;
   return DFX_OK;
@@ -469,18 +301,18 @@ dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph
   Tensorflow__GraphDef *gd = NULL;
   if (format == DFX_FORMAT_TEXT) {
     ProtobufCMessage *m = NULL;
-    dfx_code c = dfx__pbtext_parse(&tensorflow__graph_def__descriptor, buf, len, &pb_allocator, &m, st);
+    dfx_code c = dfx__pbtext_parse(&tensorflow__graph_def__descriptor, buf, len, &dfx__pb_allocator, &m, st);
     if (c != DFX_OK) return c;
     gd = (Tensorflow__GraphDef *)m;
   } else {
     int oom = 0;
-    ProtobufCAllocator flagged = {pb_alloc, pb_free, &oom};
+    ProtobufCAllocator flagged = dfx__pb_allocator_flagged(&oom);
     gd = tensorflow__graph_def__unpack(&flagged, len, buf);
     if (!gd && oom) return dfx__status_set(st, DFX_ENOMEM, "out of memory unpacking a %zu-byte GraphDef", len);
     if (!gd) return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
   }
   dfx_code c = dfx__graph_from_proto(gd, out, st);
-  tensorflow__graph_def__free_unpacked(gd, &pb_allocator);
+  tensorflow__graph_def__free_unpacked(gd, &dfx__pb_allocator);
   return c;
 }
 

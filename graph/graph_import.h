@@ -1,4 +1,5 @@
-/* graph_import.h - internal import entry points shared by the CLI and tests. */
+/* graph_import.h - internal import and file entry points shared by the CLI
+ * and tests. */
 #ifndef DFX_GRAPH_IMPORT_H
 #define DFX_GRAPH_IMPORT_H
 
@@ -19,11 +20,5 @@ int dfx__format_from_path(const char *path);
 dfx_code dfx__write_file(const char *path, const void *buf, size_t len, dfx_status *st);
 /* Reads a whole file into a new dfx__malloc buffer. */
 dfx_code dfx__read_file(const char *path, char **data, size_t *len, dfx_status *st);
-
-/* graph.c: inserts node id into the name index; returns the id of an
- * existing node with the same name, else -1. */
-int dfx__graph_index_insert(dfx_graph *g, int id);
-/* graph_frames.c: static frame assignment and cycle checks (tf-semantics §2.5). */
-dfx_code dfx__graph_frames(dfx_graph *g, dfx_status *st);
 
 #endif
