@@ -59,6 +59,30 @@ bool dfx__node_name_valid(const char *s) {
   return true;
 }
 
+/* ParseTensorName (tf-semantics §1.3): "node", "node:k" or "^node". */
+void dfx__tensor_name_parse(const char *s, const char **name, size_t *len, int *slot) {
+  size_t n = strlen(s);
+  size_t i = n;
+  while (i > 0 && isdigit((unsigned char)s[i - 1])) i--;
+  if (i < n && i > 0 && s[i - 1] == ':') {
+    *name = s;
+    *len = i - 1;
+    long long k = 0;
+    for (size_t j = i; j < n && k <= INT32_MAX; j++) k = k * 10 + (s[j] - '0');
+    *slot = k > INT32_MAX ? INT32_MAX : (int)k;
+    return;
+  }
+  if (s[0] == '^') {
+    *name = s + 1;
+    *len = n - 1;
+    *slot = -1;
+    return;
+  }
+  *name = s;
+  *len = n;
+  *slot = 0;
+}
+
 /* ---- the name index: open addressing, at most half full ---- */
 
 int dfx__graph_find(const dfx_graph *g, const char *name, size_t len) {

@@ -70,6 +70,10 @@ typedef struct dfx_graph_port {
 int dfx__graph_find(const dfx_graph *g, const char *name, size_t len);
 /* TensorFlow's node name rule ([A-Za-z0-9._][A-Za-z0-9_./>-]*). */
 bool dfx__node_name_valid(const char *name);
+/* TensorFlow's ParseTensorName (tf-semantics §1.3): "node" (output 0),
+ * "node:k" (output k) or "^node" (a control input: *slot -1). *name points
+ * into s, *len bytes long. An index beyond INT32_MAX reads as INT32_MAX. */
+void dfx__tensor_name_parse(const char *s, const char **name, size_t *len, int *slot);
 /* Frees everything a node owns and zeroes it. */
 void dfx__node_clear(dfx_node *n);
 /* Rebuilds the name index over every node; DFX_EINVAL naming a duplicate

@@ -138,30 +138,6 @@ static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, 
 
 /* ---- names and input strings ---- */
 
-/* ParseTensorName (tf-semantics §1.3): "node", "node:k" or "^node". */
-static void parse_input(const char *s, const char **name, size_t *len, int *slot) {
-  size_t n = strlen(s);
-  size_t i = n;
-  while (i > 0 && isdigit((unsigned char)s[i - 1])) i--;
-  if (i < n && i > 0 && s[i - 1] == ':') {
-    *name = s;
-    *len = i - 1;
-    long long k = 0;
-    for (size_t j = i; j < n && k <= INT32_MAX; j++) k = k * 10 + (s[j] - '0');
-    *slot = k > INT32_MAX ? INT32_MAX : (int)k;
-    return;
-  }
-  if (s[0] == '^') {
-    *name = s + 1;
-    *len = n - 1;
-    *slot = -1;
-    return;
-  }
-  *name = s;
-  *len = n;
-  *slot = 0;
-}
-
 /* ---- conversion of one NodeDef ---- */
 
 static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_status *st) {
@@ -211,7 +187,7 @@ static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx
       const char *nm;
       size_t len;
       int slot;
-      parse_input(nd->input[k] ? nd->input[k] : "", &nm, &len, &slot);
+      dfx__tensor_name_parse(nd->input[k] ? nd->input[k] : "", &nm, &len, &slot);
       if (slot >= 0 && n->n_ctrl > 0)
         return dfx__status_set(st, DFX_EINVAL, "Node '%s': Control dependencies must come after regular dependencies",
                                n->name);
@@ -251,8 +227,9 @@ static dfx_code copy_library(dfx_graph *g, const Tensorflow__FunctionDefLibrary 
   return g->meta.library ? DFX_OK : dfx__status_set(st, DFX_ENOMEM, "out of memory copying the function library");
 }
 
-dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st) {
-  const Tensorflow__GraphDef *gd = msg;
+/* The nodes, attrs, resolved inputs, versions and library of a GraphDef,
+ * in a graph still in the editing state. */
+static dfx_code convert(const Tensorflow__GraphDef *gd, dfx_graph **out, dfx_status *st) {
   *out = NULL;
   if (gd->n_node > (size_t)INT32_MAX / 4) return dfx__status_set(st, DFX_ELIMIT, "graph has too many nodes");
   dfx_graph *g = dfx__graph_new();
@@ -283,9 +260,7 @@ dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st)
     g->meta.n_bad_consumers = (int)gd->versions->n_bad_consumers;
   }
   if (gd->library && (c = copy_library(g, gd->library, st)) != DFX_OK) goto fail;
-  if ((c = dfx__graph_index_rebuild(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK ||
-      (c = dfx__graph_finalize(g, st)) != DFX_OK)
-    goto fail;
+  if ((c = dfx__graph_index_rebuild(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK) goto fail;
   *out = g;
   return DFX_OK;
 fail:
@@ -293,8 +268,16 @@ fail:
   return c;
 }
 
-dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph **out,
-                              dfx_status *st) {
+dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st) {
+  dfx_code c = convert(msg, out, st);
+  if (c == DFX_OK && (c = dfx__graph_finalize(*out, st)) != DFX_OK) {
+    dfx_graph_free(*out);
+    *out = NULL;
+  }
+  return c;
+}
+
+dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, dfx_graph **out, dfx_status *st) {
   if (out) *out = NULL;
   if (!out || (!buf && len)) return dfx__status_set(st, DFX_EINVAL, "dfx_graph_import: NULL argument");
   if (format == DFX_FORMAT_AUTO) format = looks_like_text(buf, len) ? DFX_FORMAT_TEXT : DFX_FORMAT_BINARY;
@@ -311,8 +294,17 @@ dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph
     if (!gd && oom) return dfx__status_set(st, DFX_ENOMEM, "out of memory unpacking a %zu-byte GraphDef", len);
     if (!gd) return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
   }
-  dfx_code c = dfx__graph_from_proto(gd, out, st);
+  dfx_code c = convert(gd, out, st);
   tensorflow__graph_def__free_unpacked(gd, &dfx__pb_allocator);
+  return c;
+}
+
+dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph **out, dfx_status *st) {
+  dfx_code c = dfx__graph_import_unfinalized(buf, len, format, out, st);
+  if (c == DFX_OK && (c = dfx__graph_finalize(*out, st)) != DFX_OK) {
+    dfx_graph_free(*out);
+    *out = NULL;
+  }
   return c;
 }
 

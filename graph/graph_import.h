@@ -9,8 +9,13 @@
 #include "status.h"
 
 enum { DFX_FORMAT_AUTO = 0, DFX_FORMAT_BINARY = 1, DFX_FORMAT_TEXT = 2 };
-dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph **out,
-                              dfx_status *st);
+/* Imports GraphDef bytes (binary, text, or AUTO: detected from the bytes)
+ * into a final graph; on success *out is new. */
+dfx_code dfx__graph_import_ex(const void *buf, size_t len, int format, dfx_graph **out, dfx_status *st);
+/* The same, stopping before dfx__graph_finalize: the nodes, attrs and
+ * resolved inputs in a graph still being edited (import options edit it
+ * before it is checked). */
+dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, dfx_graph **out, dfx_status *st);
 dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st);
 /* Builds a graph from an unpacked Tensorflow__GraphDef (passed as void*). */
 dfx_code dfx__graph_from_proto(const void *graphdef, dfx_graph **out, dfx_status *st);
