@@ -32,6 +32,7 @@ struct dfx_session {
   dfx_plan **plans;
   int n_plans, cap_plans;
   dfx_run *active;
+  bool counted;                         /* holds one of g->n_sessions */
 };
 
 static uv_once_t blas_once = UV_ONCE_INIT;
@@ -42,8 +43,15 @@ static int default_threads(void) {
   return n > 0 ? (int)(n > 256 ? 256 : n) : 1;
 }
 
+/* The graph counts its sessions so that editing it while one plans from it
+ * is caught (graph.h); the count is the only thing a session writes there. */
+static void graph_users(const dfx_graph *g, int delta) {
+  __atomic_add_fetch(&((dfx_graph *)g)->n_sessions, delta, __ATOMIC_RELAXED);
+}
+
 void dfx_session_free(dfx_session *s) {
   if (!s) return;
+  if (s->counted) graph_users(s->g, -1);
   dfx__pool_free(s->pool);
   if (s->kernels)
     for (int i = 0; i < s->g->n_nodes; i++)
@@ -92,12 +100,15 @@ dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx
                           dfx_session **out, dfx_status *st) {
   if (out) *out = NULL;
   if (!g || !out) return dfx__status_set(st, DFX_EINVAL, "dfx_session_new: NULL argument");
+  if (!g->final) return dfx__status_set(st, DFX_EPRECOND, "dfx_session_new: the graph is being edited (not finalised)");
   if (opts && opts->n_threads < 0) return dfx__status_set(st, DFX_EINVAL, "n_threads must be >= 0, got %d", opts->n_threads);
   uv_once(&blas_once, blas_single_thread);
   dfx_session *s = dfx__calloc(1, sizeof *s);
   if (!s) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   s->g = g;
   s->reg = reg;
+  graph_users(g, 1);
+  s->counted = true;
   if (uv_mutex_init(&s->mu)) {
     dfx__free(s);
     return dfx__status_set(st, DFX_EINTERNAL, "cannot create a mutex");

@@ -204,6 +204,16 @@ static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx
 
 /* ---- entry points ---- */
 
+static bool looks_like_text(const unsigned char *b, size_t len);
+
+/* Text starts with a field name or a comment and has no control bytes in
+ * its first 4 KiB; a binary GraphDef starts with a field tag (node = 0x0a,
+ * versions = 0x22, library = 0x12). */
+int dfx__format_detect(const void *buf, size_t len) {
+  const unsigned char *b = buf;
+  return looks_like_text(b, len) ? DFX_FORMAT_TEXT : DFX_FORMAT_BINARY;
+}
+
 static bool looks_like_text(const unsigned char *b, size_t len) {
   size_t i = 0;
   while (i < len && isspace(b[i])) i++;
@@ -280,7 +290,7 @@ dfx_code dfx__graph_from_proto(const void *msg, dfx_graph **out, dfx_status *st)
 dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, dfx_graph **out, dfx_status *st) {
   if (out) *out = NULL;
   if (!out || (!buf && len)) return dfx__status_set(st, DFX_EINVAL, "dfx_graph_import: NULL argument");
-  if (format == DFX_FORMAT_AUTO) format = looks_like_text(buf, len) ? DFX_FORMAT_TEXT : DFX_FORMAT_BINARY;
+  if (format == DFX_FORMAT_AUTO) format = dfx__format_detect(buf, len);
   Tensorflow__GraphDef *gd = NULL;
   if (format == DFX_FORMAT_TEXT) {
     ProtobufCMessage *m = NULL;

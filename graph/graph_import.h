@@ -19,6 +19,8 @@ dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, 
 dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st);
 /* Builds a graph from an unpacked Tensorflow__GraphDef (passed as void*). */
 dfx_code dfx__graph_from_proto(const void *graphdef, dfx_graph **out, dfx_status *st);
+/* DFX_FORMAT_TEXT or DFX_FORMAT_BINARY, from the bytes. */
+int dfx__format_detect(const void *buf, size_t len);
 /* Format by file extension (.pbtxt/.txt text, .pb binary, else AUTO). */
 int dfx__format_from_path(const char *path);
 /* Writes len bytes to the file `path` (replacing it). DFX_EIO naming it. */

@@ -20,17 +20,6 @@ static const char convert_help[] =
     "(IN may also be detected from its content). Converting to the same format\n"
     "normalises the file. The graph is not validated, only parsed.\n";
 
-static bool looks_text(const char *buf, size_t len) {
-  /* A binary GraphDef starts with a field tag (node = 0x0a, versions = 0x22,
-   * library = 0x12); text starts with a field name or a comment. */
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)buf[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    return c == '#' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  }
-  return true;
-}
-
 int dfx__cmd_convert(int argc, char **argv) {
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     fputs(convert_help, stdout);
@@ -55,7 +44,7 @@ int dfx__cmd_convert(int argc, char **argv) {
     goto fail;
   }
   int in_fmt = dfx__format_from_path(in);
-  if (in_fmt == DFX_FORMAT_AUTO) in_fmt = looks_text(data, len) ? DFX_FORMAT_TEXT : DFX_FORMAT_BINARY;
+  if (in_fmt == DFX_FORMAT_AUTO) in_fmt = dfx__format_detect(data, len);
   if (in_fmt == DFX_FORMAT_TEXT) {
     if (dfx__pbtext_parse(&tensorflow__graph_def__descriptor, data, len, NULL, &msg, st) != DFX_OK) {
       dfx__cli_error("%s: %s", in, dfx_status_message(st));
