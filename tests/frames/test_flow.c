@@ -668,6 +668,59 @@ static void run_bounded(int pi) {
 Test(iteration, parallel_iterations_1_bounds_outstanding_iterations) { run_bounded(1); }
 Test(iteration, parallel_iterations_3_bounds_outstanding_iterations) { run_bounded(3); }
 
+/* Two loop variables, i (the counter) and acc += i, so each iteration has
+ * two NextIterations. The first to fire in the newest iteration starts the
+ * next one (or is deferred with the other when parallel_iterations are in
+ * flight); the second then feeds the iteration that exists. With limit 6:
+ * i ends at 6 and acc at 0 + 1 + ... + 5 = 15, whatever the bound. */
+static void run_two_vars(int pi) {
+  fb b;
+  fb_init(&b);
+  int x = fb_const(&b, "x", 0, DFX_I32, 0);
+  fb_loop L = fb_counter_loop(&b, "w/", 0, x, 0, 6, pi);
+  int en = fb_enter(&b, "w/Enter_1", 0, L.frame, false);
+  int m = fb_node(&b, "w/Merge_1", "Merge", DFX_CTRL_MERGE, L.frame, 2, 2);
+  int sw = fb_node(&b, "w/Switch_1", "Switch", DFX_CTRL_SWITCH, L.frame, 2, 2);
+  int id = fb_identity(&b, "w/Identity_1", L.frame);
+  int acc = fb_compute(&b, "w/acc", L.frame, 2, fb_fn_add, 0);
+  int next = fb_node(&b, "w/NextIteration_1", "NextIteration", DFX_CTRL_NEXT_ITERATION, L.frame, 1, 1);
+  int ex = fb_node(&b, "w/Exit_1", "Exit", DFX_CTRL_EXIT, L.frame, 1, 1);
+  int snk_i = fb_compute(&b, "snk_i", 0, 1, fb_fn_copy, 0);
+  int snk_acc = fb_compute(&b, "snk_acc", 0, 1, fb_fn_copy, 0);
+  fb_data(&b, x, 0, en, 0);
+  fb_data(&b, en, 0, m, 0);
+  fb_data(&b, next, 0, m, 1);
+  fb_data(&b, m, 0, sw, 0);
+  fb_data(&b, L.cond, 0, sw, 1);
+  fb_data(&b, sw, 1, id, 0);
+  fb_data(&b, id, 0, acc, 0);
+  fb_data(&b, L.ident, 0, acc, 1);
+  fb_data(&b, acc, 0, next, 0);
+  fb_data(&b, sw, 0, ex, 0);
+  fb_data(&b, L.exit, 0, snk_i, 0);
+  fb_data(&b, ex, 0, snk_acc, 0);
+  fb_layout(&b);
+  fb_result off, on;
+  fb_run_both(&b, 0, &off, &on);
+  fb_result *rs[] = {&off, &on};
+  for (int r = 0; r < 2; r++) {
+    assert_live(fb_once(rs[r], snk_i), &b, 6);
+    assert_live(fb_once(rs[r], snk_acc), &b, 15);
+    cr_assert_leq(rs[r]->max_outstanding[L.frame], pi);
+    int32_t want = 0;
+    for (int k = 0; k < 6; k++) {
+      want += k;
+      assert_live(ran(rs[r], &b, acc, 0, k), &b, want);
+    }
+  }
+  cr_assert(pi > 1 || off.deferred[L.frame], "parallel_iterations 1 defers every NextIteration value");
+  free_results(&off, &on);
+  fb_free(&b);
+}
+
+Test(iteration, two_loop_variables_parallel_iterations_1) { run_two_vars(1); }
+Test(iteration, two_loop_variables_parallel_iterations_2) { run_two_vars(2); }
+
 /* A loop in the untaken branch of a cond: its Enter is dead, which makes
  * the Merge dead at once ("or X is an Enter": the NextIteration input
  * never comes), so the whole loop runs dead once in iteration 0. Its dead
