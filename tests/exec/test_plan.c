@@ -53,30 +53,33 @@ static void pt_free(pt *t) {
   dfx_graph_free(t->g);
 }
 
-/* "a:1,b" -> ports (index 0 when omitted); names stay in buf. */
-static int parse_ports(char *buf, const char *list, dfx_port *out, const char **names) {
+/* Splits a comma list into buf (names point into it); NULL: empty. */
+static int split(char *buf, const char *list, char **out) {
   int n = 0;
   snprintf(buf, 512, "%s", list ? list : "");
-  for (char *save, *tok = strtok_r(buf, ",", &save); tok && n < 8; tok = strtok_r(NULL, ",", &save)) {
-    if (names) {
-      names[n++] = tok;
-      continue;
-    }
-    char *colon = strrchr(tok, ':');
-    out[n].index = 0;
-    if (colon) {
-      *colon = 0;
-      out[n].index = atoi(colon + 1);
-    }
-    out[n++].node = tok;
+  for (char *save, *tok = strtok_r(buf, ",", &save); tok && n < 8; tok = strtok_r(NULL, ",", &save)) out[n++] = tok;
+  return n;
+}
+
+/* "a:1,b" -> ports (index 0 when omitted). */
+static int parse_ports(char *buf, const char *list, dfx_port *out) {
+  char *tok[8];
+  int n = split(buf, list, tok);
+  for (int i = 0; i < n; i++) {
+    char *colon = strrchr(tok[i], ':');
+    out[i].index = colon ? atoi(colon + 1) : 0;
+    if (colon) *colon = 0;
+    out[i].node = tok[i];
   }
   return n;
 }
 
 static dfx_code pt_select(pt *t, const char *feeds, const char *fetches, const char *targets) {
-  t->nf = parse_ports(t->buf[0], feeds, t->feeds, NULL);
-  t->nx = parse_ports(t->buf[1], fetches, t->fetches, NULL);
-  t->nt = parse_ports(t->buf[2], targets, NULL, t->targets);
+  char *names[8];
+  t->nf = parse_ports(t->buf[0], feeds, t->feeds);
+  t->nx = parse_ports(t->buf[1], fetches, t->fetches);
+  t->nt = split(t->buf[2], targets, names);
+  for (int i = 0; i < t->nt; i++) t->targets[i] = names[i];
   dfx__status_clear(&t->st);
   return dfx__plan_select(t->g, t->feeds, t->nf, t->fetches, t->nx, t->targets, t->nt, &t->sel, &t->st);
 }

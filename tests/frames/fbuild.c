@@ -397,7 +397,13 @@ static int kept(const fb *b, const fb_result *r, fb_event *out) {
   return n;
 }
 
-void fb_run_both(const fb *b, int64_t max_iterations, fb_result *off, fb_result *on) {
+void fb_results_free(fb_result r[2]) {
+  fb_result_free(&r[0]);
+  fb_result_free(&r[1]);
+}
+
+void fb_run_both(const fb *b, int64_t max_iterations, fb_result r[2]) {
+  fb_result *off = &r[0], *on = &r[1];
   fb_run(b, false, max_iterations, off);
   fb_run(b, true, max_iterations, on);
   cr_assert_eq(off->code, on->code, "settling changed the outcome: off '%s', on '%s'", off->msg, on->msg);

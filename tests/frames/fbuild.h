@@ -114,10 +114,12 @@ typedef struct fb_result {
  * per-run allocation before returning. */
 void fb_run(const fb *b, bool settle, int64_t max_iterations, fb_result *r);
 void fb_result_free(fb_result *r);
-/* Runs with settling off and on, and checks that both end the same way and
- * that every instance settling cannot remove (non-trivial nodes, live
- * Exits) ran in both with the same deadness and values. */
-void fb_run_both(const fb *b, int64_t max_iterations, fb_result *off, fb_result *on);
+/* Runs with settling off (r[0]) and on (r[1]), and checks that both end
+ * the same way and that every instance settling cannot remove
+ * (non-trivial nodes, live Exits) ran in both with the same deadness and
+ * values. */
+void fb_run_both(const fb *b, int64_t max_iterations, fb_result r[2]);
+void fb_results_free(fb_result r[2]);
 /* The run ended normally: no error, nothing left queued or stuck, only the
  * root frame alive and its iteration idle. */
 void fb_assert_clean(const fb_result *r, const char *what);

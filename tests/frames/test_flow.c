@@ -47,11 +47,6 @@ static int64_t max_iter(const fb_result *r, int node) {
   return m;
 }
 
-static void free_results(fb_result *off, fb_result *on) {
-  fb_result_free(off);
-  fb_result_free(on);
-}
-
 /* ================= flow.c: layout ================= */
 
 /* Frame 1 "w" holds a loop-frame node with no inputs (hand-built: real
@@ -304,11 +299,10 @@ Test(control, cond_on_a_constant_predicate) {
     fb_data(&b, m, 1, idx, 0);
     fb_control(&b, sw, live_ctl);
     fb_layout(&b);
-    fb_result off, on;
-    fb_run_both(&b, 0, &off, &on);
-    fb_result *rs[] = {&off, &on};
+    fb_result R[2]; /* settling off, on */
+    fb_run_both(&b, 0, R);
     for (int k = 0; k < 2; k++) {
-      const fb_result *r = rs[k];
+      const fb_result *r = &R[k];
       int live = pred ? tb2 : fbr, dead = pred ? fbr : tb;
       assert_live(fb_once(r, live), &b, pred ? 107 : 17);
       assert_dead_from(fb_once(r, dead), &b, sw);
@@ -321,11 +315,11 @@ Test(control, cond_on_a_constant_predicate) {
       assert_live(fb_once(r, live_ctl), &b, 3);
     }
     /* Unsettled, the Switch itself shows: live, one port set. */
-    const fb_event *se = fb_once(&off, sw);
+    const fb_event *se = fb_once(&R[0], sw);
     cr_assert(!se->dead && se->has[pred] && !se->has[!pred]);
     cr_assert_eq(se->val[pred], 7);
-    cr_assert_eq(fb_count(&on, sw, -1), 0, "settled in place");
-    free_results(&off, &on);
+    cr_assert_eq(fb_count(&R[1], sw, -1), 0, "settled in place");
+    fb_results_free(R);
     fb_free(&b);
   }
 }
@@ -371,11 +365,10 @@ Test(control, merge_waits_for_control_inputs_after_a_live_input) {
   fb_data(&b, m2, 0, out2, 0);
   fb_layout(&b);
   cr_assert_eq(b.flow.nodes[m].pending_init, 1 + 2 * 1);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int k = 0; k < 2; k++) {
-    const fb_result *r = rs[k];
+    const fb_result *r = &R[k];
     const fb_event *me = fb_once(r, m);
     cr_assert_gt(fb_pos(r, me), fb_pos(r, fb_once(r, g3)), "Merge ran before its control input");
     cr_assert_gt(fb_pos(r, me), fb_pos(r, fb_once(r, bb)));
@@ -387,7 +380,7 @@ Test(control, merge_waits_for_control_inputs_after_a_live_input) {
     assert_live(fb_once(r, m2), &b, 5);
     assert_live(fb_once(r, out2), &b, 5);
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -420,16 +413,15 @@ Test(control, merge_with_all_inputs_dead_fires_dead) {
   fb_data(&b, outer, 0, val, 0);
   fb_data(&b, outer, 1, idx, 0);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int k = 0; k < 2; k++) {
-    assert_dead_from(fb_once(rs[k], after), &b, sw);
-    assert_live(fb_once(rs[k], val), &b, 1);
-    assert_live(fb_once(rs[k], idx), &b, 1);
+    assert_dead_from(fb_once(&R[k], after), &b, sw);
+    assert_live(fb_once(&R[k], val), &b, 1);
+    assert_live(fb_once(&R[k], idx), &b, 1);
   }
-  assert_dead_from(fb_once(&off, m), &b, sw);
-  free_results(&off, &on);
+  assert_dead_from(fb_once(&R[0], m), &b, sw);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -453,16 +445,15 @@ Test(control, control_trigger_is_forced_live) {
   fb_control(&b, trig, after);
   fb_control(&b, d, after_dead);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int k = 0; k < 2; k++) {
-    assert_dead_from(fb_once(rs[k], d), &b, sw);
-    cr_assert(!fb_once(rs[k], trig)->dead, "ControlTrigger ran dead");
-    assert_live(fb_once(rs[k], after), &b, 42);
-    assert_dead_from(fb_once(rs[k], after_dead), &b, sw);
+    assert_dead_from(fb_once(&R[k], d), &b, sw);
+    cr_assert(!fb_once(&R[k], trig)->dead, "ControlTrigger ran dead");
+    assert_live(fb_once(&R[k], after), &b, 42);
+    assert_dead_from(fb_once(&R[k], after_dead), &b, sw);
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -485,11 +476,10 @@ static void run_second_value(bool waiting) {
   fb_data(&b, bad, 0, snk2, 0);
   if (waiting) fb_data(&b, fb_chain(&b, "late", 0, -1, 0, 60, 1), 0, snk2, 1);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int k = 0; k < 2; k++) {
-    const fb_result *r = rs[k];
+    const fb_result *r = &R[k];
     cr_assert_eq(r->code, DFX_EINVAL, "%s", r->msg);
     cr_assert(strstr(r->msg, "'snk2'") && strstr(r->msg, "'w/bad_exit' (Exit)") &&
                   strstr(r->msg, "second value for input 0") && strstr(r->msg, "iteration 0"),
@@ -499,7 +489,7 @@ static void run_second_value(bool waiting) {
     else assert_live(fb_once(r, snk2), &b, 0);
     cr_assert_eq(fb_count(r, snk, -1), 0, "the loop cannot have finished");
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -531,39 +521,38 @@ Test(iteration, counter_loop) {
   fb_data(&b, exit2, 0, sum, 1);
   fb_data(&b, late, 0, sum, 2);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    assert_live(fb_once(rs[r], snk), &b, 4);
-    const fb_event *se = fb_once(rs[r], sum);
+    assert_live(fb_once(&R[r], snk), &b, 4);
+    const fb_event *se = fb_once(&R[r], sum);
     assert_live(se, &b, 18);
-    for (int i = 0; i < rs[r]->n_ev; i++) /* else this checks nothing */
-      if (rs[r]->ev[i].sframe == L.frame)
-        cr_assert_gt(fb_pos(rs[r], fb_once(rs[r], late)), i, "the root chain must end after the loop");
-    cr_assert_eq(fb_count(rs[r], L.add, 0), 4, "body runs");
-    for (int k = 0; k < 4; k++) assert_live(ran(rs[r], &b, L.add, 0, k), &b, k + 1);
-    assert_dead_from(ran(rs[r], &b, L.add, 0, 4), &b, L.sw);
-    cr_assert_eq(max_iter(rs[r], L.add), 4);
-    assert_live(ran(rs[r], &b, L.exit, 0, 4), &b, 4);
-    cr_assert_eq(fb_count(rs[r], L.exit, 0), 1);
-    cr_assert_eq(fb_count(rs[r], L.enter, -1), 1);
-    cr_assert_eq(fb_count(rs[r], L.next, 0), 4);
+    for (int i = 0; i < R[r].n_ev; i++) /* else this checks nothing */
+      if (R[r].ev[i].sframe == L.frame)
+        cr_assert_gt(fb_pos(&R[r], fb_once(&R[r], late)), i, "the root chain must end after the loop");
+    cr_assert_eq(fb_count(&R[r], L.add, 0), 4, "body runs");
+    for (int k = 0; k < 4; k++) assert_live(ran(&R[r], &b, L.add, 0, k), &b, k + 1);
+    assert_dead_from(ran(&R[r], &b, L.add, 0, 4), &b, L.sw);
+    cr_assert_eq(max_iter(&R[r], L.add), 4);
+    assert_live(ran(&R[r], &b, L.exit, 0, 4), &b, 4);
+    cr_assert_eq(fb_count(&R[r], L.exit, 0), 1);
+    cr_assert_eq(fb_count(&R[r], L.enter, -1), 1);
+    cr_assert_eq(fb_count(&R[r], L.next, 0), 4);
   }
   /* Unsettled, every instance shows: Merge in 0..4 with value k, the dead
    * Exits of 0..3, the dead NextIteration of 4. */
   for (int k = 0; k <= 4; k++) {
-    assert_live(ran(&off, &b, L.merge, 0, k), &b, k);
-    assert_live(ran(&off, &b, L.less, 0, k), &b, k < 4);
-    cr_assert(ran(&off, &b, L.cond, 0, k));
-    cr_assert(ran(&off, &b, L.sw, 0, k));
-    cr_assert(ran(&off, &b, L.ident, 0, k)->dead == (k == 4));
-    cr_assert(ran(&off, &b, L.next, 0, k)->dead == (k == 4));
-    if (k < 4) assert_dead_from(ran(&off, &b, L.exit, 0, k), &b, L.sw);
+    assert_live(ran(&R[0], &b, L.merge, 0, k), &b, k);
+    assert_live(ran(&R[0], &b, L.less, 0, k), &b, k < 4);
+    cr_assert(ran(&R[0], &b, L.cond, 0, k));
+    cr_assert(ran(&R[0], &b, L.sw, 0, k));
+    cr_assert(ran(&R[0], &b, L.ident, 0, k)->dead == (k == 4));
+    cr_assert(ran(&R[0], &b, L.next, 0, k)->dead == (k == 4));
+    if (k < 4) assert_dead_from(ran(&R[0], &b, L.exit, 0, k), &b, L.sw);
   }
-  cr_assert_eq(max_iter(&off, L.merge), 4);
-  cr_assert_eq(fb_count(&on, L.exit, 1), 0, "dead Exits are settled in place");
-  free_results(&off, &on);
+  cr_assert_eq(max_iter(&R[0], L.merge), 4);
+  cr_assert_eq(fb_count(&R[1], L.exit, 1), 0, "dead Exits are settled in place");
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -577,18 +566,17 @@ Test(iteration, zero_trip_loop) {
   int snk = fb_compute(&b, "snk", 0, 1, fb_fn_copy, 0);
   fb_data(&b, L.exit, 0, snk, 0);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    assert_live(fb_once(rs[r], snk), &b, 5);
-    assert_live(ran(rs[r], &b, L.exit, 0, 0), &b, 5);
-    assert_dead_from(fb_once(rs[r], L.add), &b, L.sw);
-    cr_assert(fb_once(rs[r], L.next)->dead);
-    cr_assert_eq(max_iter(rs[r], L.next), 0);
+    assert_live(fb_once(&R[r], snk), &b, 5);
+    assert_live(ran(&R[r], &b, L.exit, 0, 0), &b, 5);
+    assert_dead_from(fb_once(&R[r], L.add), &b, L.sw);
+    cr_assert(fb_once(&R[r], L.next)->dead);
+    cr_assert_eq(max_iter(&R[r], L.next), 0);
   }
-  assert_live(fb_once(&off, L.merge), &b, 5);
-  free_results(&off, &on);
+  assert_live(fb_once(&R[0], L.merge), &b, 5);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -614,19 +602,18 @@ Test(iteration, constant_enter_reaches_every_iteration) {
   fb_data(&b, L.exit, 0, snk, 0);
   fb_layout(&b);
   cr_assert_eq(b.flow.frames[L.frame].n_enters, 2);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    assert_live(fb_once(rs[r], snk), &b, 6);
-    cr_assert_eq(fb_once(rs[r], ce)->child_iteration_count, 1, "the invariant must arrive after iteration 1 exists");
-    cr_assert(rs[r]->deferred[L.frame], "iteration 2 must have waited for the invariant");
-    for (int k = 0; k < 6; k++) assert_live(ran(rs[r], &b, use, 0, k), &b, k + 100);
-    assert_dead_from(ran(rs[r], &b, use, 0, 6), &b, L.sw);
-    cr_assert_eq(fb_count(rs[r], use, -1), 7);
-    cr_assert_leq(rs[r]->max_outstanding[L.frame], 2);
+    assert_live(fb_once(&R[r], snk), &b, 6);
+    cr_assert_eq(fb_once(&R[r], ce)->child_iteration_count, 1, "the invariant must arrive after iteration 1 exists");
+    cr_assert(R[r].deferred[L.frame], "iteration 2 must have waited for the invariant");
+    for (int k = 0; k < 6; k++) assert_live(ran(&R[r], &b, use, 0, k), &b, k + 100);
+    assert_dead_from(ran(&R[r], &b, use, 0, 6), &b, L.sw);
+    cr_assert_eq(fb_count(&R[r], use, -1), 7);
+    cr_assert_leq(R[r].max_outstanding[L.frame], 2);
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -648,20 +635,19 @@ static void run_bounded(int pi) {
   int snk = fb_compute(&b, "snk", 0, 1, fb_fn_copy, 0);
   fb_data(&b, L.exit, 0, snk, 0);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    cr_assert_leq(rs[r]->max_outstanding[L.frame], pi, "pi %d: %d iterations alive at once", pi,
-                 rs[r]->max_outstanding[L.frame]);
-    cr_assert_eq(rs[r]->max_outstanding[L.frame], pi, "pi %d: the loop never reached its bound", pi);
-    cr_assert(rs[r]->deferred[L.frame], "pi %d, settling %s: no NextIteration value was deferred", pi, r ? "on" : "off");
-    assert_live(fb_once(rs[r], snk), &b, 8);
-    cr_assert_eq(fb_count(rs[r], L.add, 0), 8);
-    for (int k = 0; k < 8; k++) assert_live(ran(rs[r], &b, prev, 0, k), &b, k + 100);
-    assert_dead_from(ran(rs[r], &b, prev, 0, 8), &b, L.sw);
+    cr_assert_leq(R[r].max_outstanding[L.frame], pi, "pi %d: %d iterations alive at once", pi,
+                 R[r].max_outstanding[L.frame]);
+    cr_assert_eq(R[r].max_outstanding[L.frame], pi, "pi %d: the loop never reached its bound", pi);
+    cr_assert(R[r].deferred[L.frame], "pi %d, settling %s: no NextIteration value was deferred", pi, r ? "on" : "off");
+    assert_live(fb_once(&R[r], snk), &b, 8);
+    cr_assert_eq(fb_count(&R[r], L.add, 0), 8);
+    for (int k = 0; k < 8; k++) assert_live(ran(&R[r], &b, prev, 0, k), &b, k + 100);
+    assert_dead_from(ran(&R[r], &b, prev, 0, 8), &b, L.sw);
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -700,21 +686,20 @@ static void run_two_vars(int pi) {
   fb_data(&b, L.exit, 0, snk_i, 0);
   fb_data(&b, ex, 0, snk_acc, 0);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    assert_live(fb_once(rs[r], snk_i), &b, 6);
-    assert_live(fb_once(rs[r], snk_acc), &b, 15);
-    cr_assert_leq(rs[r]->max_outstanding[L.frame], pi);
+    assert_live(fb_once(&R[r], snk_i), &b, 6);
+    assert_live(fb_once(&R[r], snk_acc), &b, 15);
+    cr_assert_leq(R[r].max_outstanding[L.frame], pi);
     int32_t want = 0;
     for (int k = 0; k < 6; k++) {
       want += k;
-      assert_live(ran(rs[r], &b, acc, 0, k), &b, want);
+      assert_live(ran(&R[r], &b, acc, 0, k), &b, want);
     }
   }
-  cr_assert(pi > 1 || off.deferred[L.frame], "parallel_iterations 1 defers every NextIteration value");
-  free_results(&off, &on);
+  cr_assert(pi > 1 || R[0].deferred[L.frame], "parallel_iterations 1 defers every NextIteration value");
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -740,24 +725,23 @@ Test(iteration, loop_in_a_dead_branch_runs_dead_once) {
   fb_data(&b, L.exit, 0, snk, 0);
   fb_data(&b, sw, 0, other, 0);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    assert_dead_from(fb_once(rs[r], snk), &b, sw);
-    assert_live(fb_once(rs[r], other), &b, 7);
-    assert_dead_from(fb_once(rs[r], L.add), &b, sw);
-    assert_dead_from(fb_once(rs[r], L.enter), &b, sw);
+    assert_dead_from(fb_once(&R[r], snk), &b, sw);
+    assert_live(fb_once(&R[r], other), &b, 7);
+    assert_dead_from(fb_once(&R[r], L.add), &b, sw);
+    assert_dead_from(fb_once(&R[r], L.enter), &b, sw);
     /* the dead Exit reached the root only after the loop was over */
-    cr_assert_gt(fb_pos(rs[r], fb_once(rs[r], snk)), fb_pos(rs[r], fb_once(rs[r], L.next)));
+    cr_assert_gt(fb_pos(&R[r], fb_once(&R[r], snk)), fb_pos(&R[r], fb_once(&R[r], L.next)));
   }
   int loop_nodes[] = {L.enter, L.merge, L.limit, L.less, L.cond, L.sw, L.ident, L.add, L.next, L.exit};
   for (size_t i = 0; i < sizeof loop_nodes / sizeof loop_nodes[0]; i++) {
-    const fb_event *e = fb_once(&off, loop_nodes[i]);
+    const fb_event *e = fb_once(&R[0], loop_nodes[i]);
     assert_dead_from(e, &b, sw);
     cr_assert_eq(e->iter, 0);
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -781,33 +765,32 @@ Test(iteration, nested_loops_recreate_the_inner_frame_per_outer_iteration) {
   fb_data(&b, O.exit, 0, snk, 0);
   fb_layout(&b);
   cr_assert_eq(b.flow.frames[I.frame].parent, O.frame);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
   for (int r = 0; r < 2; r++) {
-    assert_live(fb_once(rs[r], snk), &b, 3);
+    assert_live(fb_once(&R[r], snk), &b, 3);
     for (int k = 0; k < 3; k++) {
       /* inner add: j + 1 in inner iterations 0, 1; dead in 2 */
-      assert_live(ran(rs[r], &b, I.add, k, 0), &b, 1);
-      assert_live(ran(rs[r], &b, I.add, k, 1), &b, 2);
-      assert_dead_from(ran(rs[r], &b, I.add, k, 2), &b, I.sw);
-      cr_assert_null(fb_at(rs[r], I.add, k, 3));
-      assert_live(ran(rs[r], &b, I.exit, k, 2), &b, 2);
-      assert_live(ran(rs[r], &b, use, 0, k), &b, 2);
+      assert_live(ran(&R[r], &b, I.add, k, 0), &b, 1);
+      assert_live(ran(&R[r], &b, I.add, k, 1), &b, 2);
+      assert_dead_from(ran(&R[r], &b, I.add, k, 2), &b, I.sw);
+      cr_assert_null(fb_at(&R[r], I.add, k, 3));
+      assert_live(ran(&R[r], &b, I.exit, k, 2), &b, 2);
+      assert_live(ran(&R[r], &b, use, 0, k), &b, 2);
     }
-    assert_dead_from(ran(rs[r], &b, I.add, 3, 0), &b, O.sw);
-    cr_assert_null(fb_at(rs[r], I.add, 3, 1));
-    assert_dead_from(ran(rs[r], &b, use, 0, 3), &b, O.sw);
-    cr_assert_eq(fb_count(rs[r], use, -1), 4);
-    cr_assert_eq(fb_count(rs[r], I.enter, -1), 4, "one inner Enter per outer iteration");
+    assert_dead_from(ran(&R[r], &b, I.add, 3, 0), &b, O.sw);
+    cr_assert_null(fb_at(&R[r], I.add, 3, 1));
+    assert_dead_from(ran(&R[r], &b, use, 0, 3), &b, O.sw);
+    cr_assert_eq(fb_count(&R[r], use, -1), 4);
+    cr_assert_eq(fb_count(&R[r], I.enter, -1), 4, "one inner Enter per outer iteration");
   }
   /* Unsettled: the inner Merge runs in inner iterations 0..2 of each live
    * outer iteration, then once dead in outer iteration 3. */
   for (int k = 0; k < 3; k++)
-    for (int j = 0; j < 3; j++) assert_live(ran(&off, &b, I.merge, k, j), &b, j);
-  cr_assert(ran(&off, &b, I.merge, 3, 0)->dead);
-  cr_assert_eq(fb_count(&off, I.merge, -1), 10);
-  free_results(&off, &on);
+    for (int j = 0; j < 3; j++) assert_live(ran(&R[0], &b, I.merge, k, j), &b, j);
+  cr_assert(ran(&R[0], &b, I.merge, 3, 0)->dead);
+  cr_assert_eq(fb_count(&R[0], I.merge, -1), 10);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -822,17 +805,16 @@ static void run_limited(int pi) {
   int snk = fb_compute(&b, "snk", 0, 1, fb_fn_copy, 0);
   fb_data(&b, L.exit, 0, snk, 0);
   fb_layout(&b);
-  fb_result off, on;
-  fb_run_both(&b, 5, &off, &on);
-  fb_result *rs[] = {&off, &on};
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 5, R);
   for (int r = 0; r < 2; r++) {
-    cr_assert_eq(rs[r]->code, DFX_ELIMIT, "pi %d: %s", pi, rs[r]->msg);
-    cr_assert(strstr(rs[r]->msg, "'w/while'") && strstr(rs[r]->msg, "maximum of 5 iterations"), "%s", rs[r]->msg);
-    for (int k = 0; k < 5; k++) assert_live(ran(rs[r], &b, L.add, 0, k), &b, k + 1);
-    cr_assert_eq(max_iter(rs[r], L.add), 4);
-    cr_assert_eq(fb_count(rs[r], snk, -1), 0);
+    cr_assert_eq(R[r].code, DFX_ELIMIT, "pi %d: %s", pi, R[r].msg);
+    cr_assert(strstr(R[r].msg, "'w/while'") && strstr(R[r].msg, "maximum of 5 iterations"), "%s", R[r].msg);
+    for (int k = 0; k < 5; k++) assert_live(ran(&R[r], &b, L.add, 0, k), &b, k + 1);
+    cr_assert_eq(max_iter(&R[r], L.add), 4);
+    cr_assert_eq(fb_count(&R[r], snk, -1), 0);
   }
-  free_results(&off, &on);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -864,11 +846,11 @@ Test(iteration, enter_straight_into_exit_live) {
   fb b;
   int sw, snk;
   build_enter_exit(&b, 1, &sw, &snk);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  assert_live(fb_once(&off, snk), &b, 7);
-  assert_live(fb_once(&on, snk), &b, 7);
-  free_results(&off, &on);
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
+  assert_live(fb_once(&R[0], snk), &b, 7);
+  assert_live(fb_once(&R[1], snk), &b, 7);
+  fb_results_free(R);
   fb_free(&b);
 }
 
@@ -886,10 +868,10 @@ Test(iteration, enter_straight_into_exit_dead, .disabled = true) {
   fb b;
   int sw, snk;
   build_enter_exit(&b, 0, &sw, &snk);
-  fb_result off, on;
-  fb_run_both(&b, 0, &off, &on);
-  assert_dead_from(fb_once(&off, snk), &b, sw);
-  assert_dead_from(fb_once(&on, snk), &b, sw);
-  free_results(&off, &on);
+  fb_result R[2]; /* settling off, on */
+  fb_run_both(&b, 0, R);
+  assert_dead_from(fb_once(&R[0], snk), &b, sw);
+  assert_dead_from(fb_once(&R[1], snk), &b, sw);
+  fb_results_free(R);
   fb_free(&b);
 }
