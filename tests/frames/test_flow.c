@@ -496,6 +496,70 @@ static void run_second_value(bool waiting) {
 Test(control, second_value_after_the_consumer_ran_is_an_error) { run_second_value(false); }
 Test(control, second_value_while_the_consumer_waits_is_an_error) { run_second_value(true); }
 
+/* _SwitchN (§2.2): data goes to port `index`; an index outside [0, N)
+ * selects the last port. The other ports are unset: their consumers are
+ * dead, killed by the _SwitchN. It is never settled (dfx__ctrl_execute
+ * runs it). */
+Test(control, switch_n_forwards_to_the_index_or_the_last_port) {
+  struct {
+    int32_t index;
+    int port;
+  } cases[] = {{0, 0}, {1, 1}, {2, 2}, {5, 2}, {-1, 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    fb b;
+    fb_init(&b);
+    int x = fb_const(&b, "x", 0, DFX_I32, 7);
+    int idx = fb_const(&b, "idx", 0, DFX_I32, cases[c].index);
+    int sn = fb_node(&b, "sn", "_SwitchN", DFX_CTRL_SWITCH, 0, 2, 3);
+    b.flow.nodes[sn].is_switch_n = true;
+    fb_data(&b, x, 0, sn, 0);
+    fb_data(&b, idx, 0, sn, 1);
+    int out[3];
+    for (int k = 0; k < 3; k++) {
+      char nm[8];
+      snprintf(nm, sizeof nm, "o%d", k);
+      out[k] = fb_compute(&b, nm, 0, 1, fb_fn_copy, 0);
+      fb_data(&b, sn, k, out[k], 0);
+    }
+    fb_layout(&b);
+    fb_result R[2]; /* settling off, on */
+    fb_run_both(&b, 0, R);
+    for (int r = 0; r < 2; r++) {
+      cr_assert_eq(fb_count(&R[r], sn, 0), 1, "index %d: _SwitchN must run", cases[c].index);
+      for (int k = 0; k < 3; k++) {
+        if (k == cases[c].port) assert_live(fb_once(&R[r], out[k]), &b, 7);
+        else assert_dead_from(fb_once(&R[r], out[k]), &b, sn);
+      }
+    }
+    fb_results_free(R);
+    fb_free(&b);
+  }
+}
+
+/* A Switch predicate must be a scalar bool (§2.2): an int32 one fails the
+ * node with InvalidArgument instead of being read as a bool. */
+Test(control, switch_with_a_non_bool_predicate_fails) {
+  fb b;
+  fb_init(&b);
+  int x = fb_const(&b, "x", 0, DFX_I32, 7);
+  int p = fb_const(&b, "p", 0, DFX_I32, 1);
+  int sw = fb_node(&b, "sw", "Switch", DFX_CTRL_SWITCH, 0, 2, 2);
+  int o = fb_compute(&b, "o", 0, 1, fb_fn_copy, 0);
+  fb_data(&b, x, 0, sw, 0);
+  fb_data(&b, p, 0, sw, 1);
+  fb_data(&b, sw, 1, o, 0);
+  fb_layout(&b);
+  fb_result R[2]; /* settling off, on: a settled Switch with a bad predicate is run normally */
+  fb_run_both(&b, 0, R);
+  for (int r = 0; r < 2; r++) {
+    cr_assert_eq(R[r].code, DFX_EINVAL, "%s", R[r].msg);
+    cr_assert(strstr(R[r].msg, "must be a scalar bool") && strstr(R[r].msg, "int32"), "%s", R[r].msg);
+    cr_assert_eq(fb_count(&R[r], o, -1), 0);
+  }
+  fb_results_free(R);
+  fb_free(&b);
+}
+
 /* ================= iteration.c: loops ================= */
 
 /* i = 0; while i < 4: i += 1. Iterations 0..4 exist; the body (add) runs
