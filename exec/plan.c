@@ -244,24 +244,27 @@ static bool is_input_op(const char *op) {
 
 void dfx__plan_explain(const dfx_graph *g, const dfx_plan_sel *sel, int id, dfx_status *st) {
   /* Walk the consumers from the node up to the fetch or target that needed
-   * it, remembering the path (its first hops and the end) and any data-input
-   * op passed on the way. */
-  enum { SHOWN = 6 };
-  int path[SHOWN], n = 0, v = id, input_op = is_input_op(g->nodes[id].op) ? id : -1;
+   * it, keeping the first hops of the path and noting any data-input op
+   * passed on the way. */
+  enum { SHOWN = 8 };
+  int path[SHOWN], hops = 0, v = id, input_op = is_input_op(g->nodes[id].op) ? id : -1;
   for (int steps = 0; steps < g->n_nodes && sel->via[v] >= 0; steps++) {
     v = sel->via[v];
     if (input_op < 0 && is_input_op(g->nodes[v].op)) input_op = v;
-    if (n < SHOWN) path[n++] = v;
+    if (hops < SHOWN) path[hops] = v;
+    hops++;
   }
   int slot = -1;
   for (int i = 0; i < sel->n_fetches && slot < 0; i++)
     if (sel->fetches[i].node == v) slot = sel->fetches[i].slot;
   if (slot >= 0) dfx__status_append(st, "; needed for fetch '%s:%d'", g->nodes[v].name, slot);
   else dfx__status_append(st, "; needed for target '%s'", g->nodes[v].name);
-  if (v != id) {
+  if (hops > 0) {
+    /* The node, the nodes between (at most SHOWN - 1 of them), the end. */
+    int between = hops - 1, shown = between < SHOWN - 1 ? between : SHOWN - 1;
     dfx__status_append(st, " (path: '%s'", g->nodes[id].name);
-    for (int i = 0; i < n && path[i] != v; i++) dfx__status_append(st, " -> '%s'", g->nodes[path[i]].name);
-    dfx__status_append(st, "%s -> '%s')", n == SHOWN && path[n - 1] != v ? " -> ..." : "", g->nodes[v].name);
+    for (int i = 0; i < shown; i++) dfx__status_append(st, " -> '%s'", g->nodes[path[i]].name);
+    dfx__status_append(st, "%s -> '%s')", between > shown ? " -> ..." : "", g->nodes[v].name);
   }
   if (input_op >= 0)
     dfx__status_append(st, ". '%s' (%s) reads input data from outside the graph: feed '%s:0' instead to leave it out",

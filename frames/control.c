@@ -279,7 +279,17 @@ dfx_code dfx__propagate(dfx_prop *p, const dfx_tagged *t, dfx_tensor **outputs, 
       }
       c->num_pending_inputs--;
       DFX_ASSERT(c->num_pending_inputs >= 0);
+      /* TF finishes a child's iteration 0 when the last node readied in it
+       * completes. When every node this Enter reached was settled in place
+       * (a dead Enter straight into its Exit, say), none was readied, so the
+       * check falls to this Enter: with all Enters in, iteration 0 may be
+       * finished already, and with it the frame. */
+      dfx_iter *c0 = c->num_pending_inputs == 0 ? dfx__frame_iter(c, 0) : NULL;
+      bool child_done = c0 && c0->iter_num == 0 && c0->outstanding_ops == 0 && dfx__iteration_cleanup(p, c, c0, ready);
       dfx__frame_unlock(p, c);
+      /* Deleting the child before this Enter counts itself out keeps the
+       * parent iteration alive until both are accounted for. */
+      if (child_done) dfx__iteration_delete_frame(p, c, ready);
       dfx__frame_lock(p, f);
       done = dfx__iteration_node_done(p, f, it, ready);
       dfx__frame_unlock(p, f);

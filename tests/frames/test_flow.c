@@ -918,17 +918,12 @@ Test(iteration, enter_straight_into_exit_live) {
   fb_free(&b);
 }
 
-/* BUG: with settling on (every untraced run) this frame is never deleted.
- * The dead Enter's activation settles the dead Exit in place
- * (frames/control.c:218, activate_at) and readies nothing, so the child's
- * iteration 0 never has an outstanding op; the Enter case of
- * dfx__propagate (frames/control.c:257-286) decrements num_pending_inputs
- * but never runs dfx__iteration_cleanup on the child, which TF only skips
- * when nothing was activated. The held dead Exit is never delivered and
- * 'snk' never runs: a run fetching it ends DFX_ESTUCK with "Waiting nodes:
- * (none found)" instead of the dead-fetch error it gives under --trace.
- * Enable once fixed. */
-Test(iteration, enter_straight_into_exit_dead, .disabled = true) {
+/* A dead Enter straight into its Exit: with settling on, the Exit is
+ * settled in place and nothing in the child frame is readied, so the Enter
+ * itself must finish the child's iteration 0 and delete the frame, which
+ * delivers the held dead Exit ('snk' ends dead, from the Switch). (A bug
+ * found by this test: the run used to end DFX_ESTUCK.) */
+Test(iteration, enter_straight_into_exit_dead) {
   fb b;
   int sw, snk;
   build_enter_exit(&b, 0, &sw, &snk);
@@ -946,14 +941,9 @@ Test(iteration, enter_straight_into_exit_dead, .disabled = true) {
  * once. Each inner instance runs dead and is deleted, so outer iteration
  * k can end and k + 1 start: i counts to 5, 'use' (after the cond's
  * Merge) is k in 0..4 and dead in 5.
- * BUG: with settling on, the same as enter_straight_into_exit_dead: the
- * inner instance of outer iteration 0 is never deleted, so iteration 0
- * never ends, the deferred NextIteration value is never delivered and the
- * loop stops after one iteration; through the session a fetch of the
- * outer Exit then fails as "dead" (its dead instance of iteration 0 was
- * settled) although the loop should have produced a value. Enable once
- * fixed. */
-Test(iteration, dead_frame_without_a_loop_inside_a_loop_body, .disabled = true) {
+ * (The same bug as enter_straight_into_exit_dead stopped this loop after
+ * one iteration, with a wrong "dead fetch" error through the session.) */
+Test(iteration, dead_frame_without_a_loop_inside_a_loop_body) {
   fb b;
   fb_init(&b);
   int x = fb_const(&b, "x", 0, DFX_I32, 0);
