@@ -188,6 +188,7 @@ static dfx_code attach_fetches(dfx_plan *p, const dfx_graph_port *fetch_ids, con
   /* Like recent TF, a Merge makes value_index only when someone reads it. */
   for (int i = 0; i < p->flow.n_nodes; i++) {
     dfx_fnode *fn = &p->flow.nodes[i];
+    if (fn->ctrl != DFX_CTRL_MERGE) continue;
     for (int e = 0; e < fn->n_edges; e++) fn->merge_index_used |= fn->edges[e].src_slot == 1;
     for (int k = 0; k < p->nodes[i].n_fetch_slots; k++) fn->merge_index_used |= p->nodes[i].fetch_slots[2 * k] == 1;
   }

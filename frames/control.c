@@ -44,8 +44,10 @@ int dfx__ctrl_waiting(dfx_ctrl_op ctrl, int32_t pending) {
   return ctrl == DFX_CTRL_MERGE ? pending / 2 + (pending & 1) : pending;
 }
 
+/* A Merge needs one live data input and all its control inputs, the units
+ * dfx__ctrl_waiting counts in. */
 int dfx__ctrl_expected(const dfx_fnode *n) {
-  return n->ctrl == DFX_CTRL_MERGE ? n->n_in + n->pending_init / 2 : n->pending_init;
+  return n->ctrl == DFX_CTRL_MERGE ? 1 + n->pending_init / 2 : n->pending_init;
 }
 
 /* ---- execution (§2.2) ---- */

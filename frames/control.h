@@ -15,8 +15,9 @@
 /* Initial pending count of a node with `n_data` data and `n_ctrl` control
  * in-edges (tf-semantics §2.4). */
 int32_t dfx__ctrl_pending_init(dfx_ctrl_op ctrl, int n_data, int n_ctrl);
-/* How many inputs a node is still waiting for, given its pending count and
- * initial count; and how many it waits for in all. For messages. */
+/* How many inputs a node is still waiting for, given its pending count;
+ * and how many it waits for in all (for a Merge: one live data input plus
+ * its control inputs). For messages. */
 int dfx__ctrl_waiting(dfx_ctrl_op ctrl, int32_t pending);
 int dfx__ctrl_expected(const dfx_fnode *n);
 

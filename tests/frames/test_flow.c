@@ -256,10 +256,12 @@ Test(control, pending_init_waiting_and_expected) {
   cr_assert_eq(dfx__ctrl_waiting(DFX_CTRL_MERGE, -1), 0);
   cr_assert_eq(dfx__ctrl_waiting(DFX_CTRL_NONE, 5), 5);
   cr_assert_eq(dfx__ctrl_waiting(DFX_CTRL_NONE, -1), 0);
-  /* In all: a Merge has its data inputs plus its control inputs. */
+  /* In all, in the same units: a Merge needs one live data input and its
+   * control inputs (waiting at the start == expected). */
   dfx_fnode m = fnode(DFX_CTRL_MERGE, 2, 2, 0);
   m.pending_init = dfx__ctrl_pending_init(DFX_CTRL_MERGE, 2, 3);
-  cr_assert_eq(dfx__ctrl_expected(&m), 5);
+  cr_assert_eq(dfx__ctrl_expected(&m), 4);
+  cr_assert_eq(dfx__ctrl_waiting(DFX_CTRL_MERGE, m.pending_init), dfx__ctrl_expected(&m));
   dfx_fnode n = fnode(DFX_CTRL_NONE, 2, 1, 0);
   n.pending_init = dfx__ctrl_pending_init(DFX_CTRL_NONE, 2, 3);
   cr_assert_eq(dfx__ctrl_expected(&n), 5);
