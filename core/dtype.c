@@ -1,4 +1,4 @@
-/* dtype.c - the dtype trait table generated from DFX_DTYPE_MAP. */
+/* dtype.c - the dtype trait table, generated from DFX_DTYPE_MAP (dfexec.h). */
 #include "dtype.h"
 
 #include <string.h>
@@ -10,23 +10,15 @@ typedef struct {
 } dtype_traits;
 
 static const dtype_traits traits[DFX_DTYPE_END_] = {
-    [DFX_F32] = {"float32", "DT_FLOAT", 4},       [DFX_F64] = {"float64", "DT_DOUBLE", 8},
-    [DFX_I32] = {"int32", "DT_INT32", 4},         [DFX_U8] = {"uint8", "DT_UINT8", 1},
-    [DFX_I16] = {"int16", "DT_INT16", 2},         [DFX_I8] = {"int8", "DT_INT8", 1},
-    [DFX_STRING] = {"string", "DT_STRING", 0},    [DFX_C64] = {"complex64", "DT_COMPLEX64", 8},
-    [DFX_I64] = {"int64", "DT_INT64", 8},         [DFX_BOOL] = {"bool", "DT_BOOL", 1},
-    [DFX_QI8] = {"qint8", "DT_QINT8", 1},         [DFX_QU8] = {"quint8", "DT_QUINT8", 1},
-    [DFX_QI32] = {"qint32", "DT_QINT32", 4},      [DFX_BF16] = {"bfloat16", "DT_BFLOAT16", 2},
-    [DFX_QI16] = {"qint16", "DT_QINT16", 2},      [DFX_QU16] = {"quint16", "DT_QUINT16", 2},
-    [DFX_U16] = {"uint16", "DT_UINT16", 2},       [DFX_C128] = {"complex128", "DT_COMPLEX128", 16},
-    [DFX_F16] = {"float16", "DT_HALF", 2},        [DFX_RESOURCE] = {"resource", "DT_RESOURCE", 0},
-    [DFX_VARIANT] = {"variant", "DT_VARIANT", 0}, [DFX_U32] = {"uint32", "DT_UINT32", 4},
-    [DFX_U64] = {"uint64", "DT_UINT64", 8},
+#define XX(name, num, np_name, tf_name, size) [DFX_##name] = {np_name, tf_name, size},
+    DFX_DTYPE_MAP(XX)
+#undef XX
 };
 
-/* Every map entry must have a row. */
-#define XX(name, num, npname, size) +1
-_Static_assert(0 DFX_DTYPE_MAP(XX) == 23, "dtype map and trait table disagree");
+/* Every dtype number must fit the table (DFX_DTYPE_END_ is written by hand
+ * in the header, since an enum cannot compute a maximum). */
+#define XX(name, num, np_name, tf_name, size) _Static_assert((num) > 0 && (num) < DFX_DTYPE_END_, #name " is out of range");
+DFX_DTYPE_MAP(XX)
 #undef XX
 
 bool dfx__dtype_valid(int t) { return t > 0 && t < DFX_DTYPE_END_ && traits[t].np_name; }
