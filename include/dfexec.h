@@ -79,29 +79,29 @@ DFX_API void dfx_free(void *p);
  * enum, their names and the library's trait table are generated from it.
  * Columns: name, TF number, numpy name, TF's enum name, element size in
  * bytes (0: not a plain array element). */
-#define DFX_DTYPE_MAP(XX)                                \
-  XX(F32, 1, "float32", "DT_FLOAT", 4)             \
-  XX(F64, 2, "float64", "DT_DOUBLE", 8)            \
-  XX(I32, 3, "int32", "DT_INT32", 4)               \
-  XX(U8, 4, "uint8", "DT_UINT8", 1)                \
-  XX(I16, 5, "int16", "DT_INT16", 2)               \
-  XX(I8, 6, "int8", "DT_INT8", 1)                  \
-  XX(STRING, 7, "string", "DT_STRING", 0)          \
-  XX(C64, 8, "complex64", "DT_COMPLEX64", 8)       \
-  XX(I64, 9, "int64", "DT_INT64", 8)               \
-  XX(BOOL, 10, "bool", "DT_BOOL", 1)               \
-  XX(QI8, 11, "qint8", "DT_QINT8", 1)              \
-  XX(QU8, 12, "quint8", "DT_QUINT8", 1)            \
-  XX(QI32, 13, "qint32", "DT_QINT32", 4)           \
-  XX(BF16, 14, "bfloat16", "DT_BFLOAT16", 2)       \
-  XX(QI16, 15, "qint16", "DT_QINT16", 2)           \
-  XX(QU16, 16, "quint16", "DT_QUINT16", 2)         \
-  XX(U16, 17, "uint16", "DT_UINT16", 2)            \
-  XX(C128, 18, "complex128", "DT_COMPLEX128", 16)  \
-  XX(F16, 19, "float16", "DT_HALF", 2)             \
-  XX(RESOURCE, 20, "resource", "DT_RESOURCE", 0)   \
-  XX(VARIANT, 21, "variant", "DT_VARIANT", 0)      \
-  XX(U32, 22, "uint32", "DT_UINT32", 4)            \
+#define DFX_DTYPE_MAP(XX)                         \
+  XX(F32, 1, "float32", "DT_FLOAT", 4)            \
+  XX(F64, 2, "float64", "DT_DOUBLE", 8)           \
+  XX(I32, 3, "int32", "DT_INT32", 4)              \
+  XX(U8, 4, "uint8", "DT_UINT8", 1)               \
+  XX(I16, 5, "int16", "DT_INT16", 2)              \
+  XX(I8, 6, "int8", "DT_INT8", 1)                 \
+  XX(STRING, 7, "string", "DT_STRING", 0)         \
+  XX(C64, 8, "complex64", "DT_COMPLEX64", 8)      \
+  XX(I64, 9, "int64", "DT_INT64", 8)              \
+  XX(BOOL, 10, "bool", "DT_BOOL", 1)              \
+  XX(QI8, 11, "qint8", "DT_QINT8", 1)             \
+  XX(QU8, 12, "quint8", "DT_QUINT8", 1)           \
+  XX(QI32, 13, "qint32", "DT_QINT32", 4)          \
+  XX(BF16, 14, "bfloat16", "DT_BFLOAT16", 2)      \
+  XX(QI16, 15, "qint16", "DT_QINT16", 2)          \
+  XX(QU16, 16, "quint16", "DT_QUINT16", 2)        \
+  XX(U16, 17, "uint16", "DT_UINT16", 2)           \
+  XX(C128, 18, "complex128", "DT_COMPLEX128", 16) \
+  XX(F16, 19, "float16", "DT_HALF", 2)            \
+  XX(RESOURCE, 20, "resource", "DT_RESOURCE", 0)  \
+  XX(VARIANT, 21, "variant", "DT_VARIANT", 0)     \
+  XX(U32, 22, "uint32", "DT_UINT32", 4)           \
   XX(U64, 23, "uint64", "DT_UINT64", 8)
 
 typedef enum dfx_dtype {
