@@ -125,3 +125,94 @@ fail:
   dfx__attr_clear(dst);
   return DFX_ENOMEM;
 }
+
+/* ---- equality and hashing (common-subexpression elimination) ---- */
+
+static bool tensor_equal(const dfx_tensor *a, const dfx_tensor *b) {
+  if (a == b) return true;
+  if (!a || !b || a->dtype != b->dtype || a->ndims != b->ndims || a->count != b->count) return false;
+  for (int i = 0; i < a->ndims; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  if (a->dtype != DFX_STRING) return a->nbytes == b->nbytes && memcmp(a->data, b->data, a->nbytes) == 0;
+  for (int64_t i = 0; i < a->count; i++) {
+    const dfx_str *x = &((const dfx_str *)a->data)[i], *y = &((const dfx_str *)b->data)[i];
+    if (x->len != y->len || (x->len && memcmp(x->ptr, y->ptr, x->len) != 0)) return false;
+  }
+  return true;
+}
+
+static bool shape_equal(const dfx_shape *a, const dfx_shape *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+static bool bytes_equal(const dfx_str *a, const dfx_str *b) {
+  return a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
+}
+
+static bool list_equal(const dfx_attr_list *a, const dfx_attr_list *b) {
+  if (a->n != b->n) return false;
+  if (a->n == 0) return true; /* an empty list has no element kind */
+  if (a->kind != b->kind) return false;
+  for (int k = 0; k < a->n; k++) {
+    bool same;
+    switch (a->kind) {
+      case DFX_ATTR_S: same = bytes_equal(&a->v.s[k], &b->v.s[k]); break;
+      case DFX_ATTR_I: same = a->v.i[k] == b->v.i[k]; break;
+      case DFX_ATTR_F: same = memcmp(&a->v.f[k], &b->v.f[k], sizeof(float)) == 0; break;
+      case DFX_ATTR_B: same = a->v.b[k] == b->v.b[k]; break;
+      case DFX_ATTR_TYPE: same = a->v.type[k] == b->v.type[k]; break;
+      case DFX_ATTR_SHAPE: same = shape_equal(&a->v.shape[k], &b->v.shape[k]); break;
+      case DFX_ATTR_TENSOR: same = tensor_equal(a->v.tensor[k], b->v.tensor[k]); break;
+      case DFX_ATTR_FUNC: same = strcmp(a->v.func[k], b->v.func[k]) == 0; break;
+      default: same = false;
+    }
+    if (!same) return false;
+  }
+  return true;
+}
+
+bool dfx__attr_equal(const dfx_attr *a, const dfx_attr *b) {
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+    case DFX_ATTR_S:
+    case DFX_ATTR_PLACEHOLDER: return bytes_equal(&a->v.s, &b->v.s);
+    case DFX_ATTR_I: return a->v.i == b->v.i;
+    case DFX_ATTR_F: return memcmp(&a->v.f, &b->v.f, sizeof(float)) == 0; /* bit-exact: -0.0 and NaNs differ */
+    case DFX_ATTR_B: return a->v.b == b->v.b;
+    case DFX_ATTR_TYPE: return a->v.type == b->v.type && a->ref_dtype == b->ref_dtype;
+    case DFX_ATTR_SHAPE: return shape_equal(&a->v.shape, &b->v.shape);
+    case DFX_ATTR_TENSOR: return tensor_equal(a->v.tensor, b->v.tensor);
+    case DFX_ATTR_FUNC: return strcmp(a->v.func, b->v.func) == 0;
+    case DFX_ATTR_LIST: return list_equal(&a->v.list, &b->v.list);
+    default: return true;
+  }
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+uint64_t dfx__attr_hash(const dfx_attr *a, uint64_t h) {
+  h = mix(h, &a->kind, sizeof a->kind);
+  switch (a->kind) {
+    case DFX_ATTR_S:
+    case DFX_ATTR_PLACEHOLDER: return mix(h, a->v.s.ptr, a->v.s.len);
+    case DFX_ATTR_I: return mix(h, &a->v.i, sizeof a->v.i);
+    case DFX_ATTR_F: return mix(h, &a->v.f, sizeof a->v.f);
+    case DFX_ATTR_B: return mix(h, &a->v.b, sizeof a->v.b);
+    case DFX_ATTR_TYPE: return mix(h, &a->v.type, sizeof a->v.type);
+    case DFX_ATTR_SHAPE: return mix(mix(h, &a->v.shape.rank, sizeof(int)), a->v.shape.dims,
+                                    a->v.shape.rank > 0 ? sizeof(int64_t) * (size_t)a->v.shape.rank : 0);
+    /* Tensors and lists hash by their size only: equal values collide on
+     * purpose, and dfx__attr_equal decides. */
+    case DFX_ATTR_TENSOR: return a->v.tensor ? mix(h, &a->v.tensor->count, sizeof a->v.tensor->count) : h;
+    case DFX_ATTR_FUNC: return mix(h, a->v.func, strlen(a->v.func));
+    case DFX_ATTR_LIST: return mix(h, &a->v.list.n, sizeof a->v.list.n);
+    default: return h;
+  }
+}

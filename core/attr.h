@@ -69,6 +69,12 @@ void dfx__attr_clear(dfx_attr *a);
 /* TF's spelling of a kind ("string", "int", "float", "bool", "type", "shape",
  * "tensor", "func", "placeholder", "list"; "none" for DFX_ATTR_NONE). */
 const char *dfx__attr_kind_name(dfx_attr_kind k);
+/* Whether two attr values are equal (names are not compared): floats bit
+ * for bit, tensors by dtype, shape and bytes, an empty list equal to any
+ * empty list. */
+bool dfx__attr_equal(const dfx_attr *a, const dfx_attr *b);
+/* Folds a's value into the FNV-1a hash h; equal values hash alike. */
+uint64_t dfx__attr_hash(const dfx_attr *a, uint64_t h);
 /* Bytes of one element of a dfx_attr_list of kind k (its union member's size). */
 size_t dfx__attr_elem_size(dfx_attr_kind k);
 /* Deep copy of src into dst; DFX_ENOMEM on failure (dst then cleared). */
