@@ -495,7 +495,7 @@ dfx_code dfx__ta_init(const dfx_node *n, void **state, dfx_status *st) {
     for (int d = 0; d < s->rank; d++)
       if (s->dims[d] < -1)
         return dfx__status_set(st, DFX_EINVAL, "%s %s has dimension %d = %lld", attrs[a],
-                               dfx__ta_pshape_str(s, b, sizeof b), d, (long long)s->dims[d]);
+                               dfx__shape_str(s->rank, s->dims, b, sizeof b), d, (long long)s->dims[d]);
     if (!creates || !dfx__ta_fully_defined(s)) continue;
     int64_t count = dfx__shape_count(s->rank, s->dims);
     size_t es = dfx__dtype_storage(dfx__attr_type(n, "dtype", DFX_F32));
