@@ -325,19 +325,18 @@ static dfx_node *long_node(const char *op, dfx_tensor **in, int *n_in) {
     }
   } else if (strcmp(op, "RandomShuffle") == 0) {
     kh_attr_type(n, "T", DFX_I32);
-    in[0] = kh_tensor(DFX_I32, 1, &big, NULL);
+    in[0] = dfx__tensor_zeros(DFX_I32, 1, &big, NULL);
   } else if (strcmp(op, "Multinomial") == 0) {
     kh_attr_type(n, "T", DFX_F32);
     in[0] = kh_tensor(DFX_F32, 2, d2, (float[]){0, 1, 2, 0, 1, 2});
     in[1] = kh_scalar_i32(b32);
     *n_in = 2;
   } else if (strncmp(op, "FakeQuant", 9) == 0) {
-    in[0] = kh_tensor(DFX_F32, 1, &big, NULL);
-    memset(in[0]->data, 0, in[0]->nbytes);
+    in[0] = dfx__tensor_zeros(DFX_F32, 1, &big, NULL);
     if (strcmp(op, "FakeQuantWithMinMaxVarsPerChannel") == 0) {
       int64_t dch[2] = {big / 4, 4};
       dfx__tensor_unref(in[0]);
-      in[0] = kh_tensor(DFX_F32, 2, dch, NULL);
+      in[0] = dfx__tensor_zeros(DFX_F32, 2, dch, NULL);
       in[1] = kh_tensor(DFX_F32, 1, &dch[1], (float[]){-1, -1, -1, -1});
       in[2] = kh_tensor(DFX_F32, 1, &dch[1], (float[]){1, 1, 1, 1});
       *n_in = 3;
