@@ -1,10 +1,12 @@
-/* fake_quant.c - FakeQuantWithMinMaxArgs / Vars / VarsPerChannel (float only).
- * The range is nudged so zero is exactly representable (TF's Nudge), then
- * inputs are clamped and rounded to the grid. PerChannel's last dimension is
- * the channel. */
+/* fake_quant.c - FakeQuantWithMinMaxArgs / Vars / VarsPerChannel (float only,
+ * so the rows declare no types). The range is nudged so zero is exactly
+ * representable (TF's Nudge), then inputs are clamped and rounded to the
+ * grid. PerChannel's last dimension is the channel. Attrs are checked once,
+ * at init, as TF's constructors do. */
 #include <math.h>
+#include <string.h>
 
-#include "kernel.h"
+#include "misc.h"
 
 static void nudge(float min, float max, int qmin, int qmax, float *nmin, float *nmax, float *scale) {
   const float qminf = (float)qmin, qmaxf = (float)qmax;
@@ -39,67 +41,51 @@ static void fq(const float *x, float *y, int64_t off, int64_t n, int64_t stride,
   }
 }
 
-static dfx_code bits(dfx_kctx *ctx, int *qmin, int *qmax) {
-  int64_t nb = dfx__attr_int(ctx->node, "num_bits", 8);
-  if (nb < 2 || nb > 16)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "num_bits must be between 2 and 16, inclusive");
-  *qmin = dfx__attr_bool(ctx->node, "narrow_range", false) ? 1 : 0;
-  *qmax = (1 << nb) - 1;
+/* Quantizes all of x into y with one range, a poll grain at a time. */
+static dfx_code fq_all(dfx_kctx *ctx, const dfx_tensor *x, dfx_tensor *y, float min, float max) {
+  int qmin = dfx__attr_bool(ctx->node, "narrow_range", false) ? 1 : 0;
+  int qmax = (1 << dfx__attr_int(ctx->node, "num_bits", 8)) - 1;
+  for (int64_t k = 0; k < x->count; k += MISC_POLL_MASK + 1) {
+    dfx_code c = dfx__kctx_poll(ctx);
+    if (c != DFX_OK) return c;
+    int64_t n = x->count - k > MISC_POLL_MASK ? MISC_POLL_MASK + 1 : x->count - k;
+    fq(x->data, y->data, k, n, 1, min, max, qmin, qmax);
+  }
   return DFX_OK;
 }
 
-static dfx_code check_float(dfx_kctx *ctx, const dfx_tensor *t, const char *what) {
-  if (t->dtype != DFX_F32)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "%s must be float32, got %s", what, dfx_dtype_name((dfx_dtype)t->dtype));
-  return DFX_OK;
-}
-
-static dfx_code fq_args_init(const dfx_node *n, void **state, dfx_status *st) {
+/* TF's constructors: num_bits in [2, 16], and for Args min < max. */
+static dfx_code fq_init(const dfx_node *n, void **state, dfx_status *st) {
   (void)state;
+  int64_t nb = dfx__attr_int(n, "num_bits", 8);
+  if (nb < 2 || nb > 16)
+    return dfx__status_set(st, DFX_EINVAL, "num_bits must be between 2 and 16, inclusive, was %lld", (long long)nb);
+  if (strcmp(n->op, "FakeQuantWithMinMaxArgs") != 0) return DFX_OK;
   float mn = dfx__attr_float(n, "min", -6.0f), mx = dfx__attr_float(n, "max", 6.0f);
   if (!(mn < mx)) return dfx__status_set(st, DFX_EINVAL, "min has to be smaller than max, was: %g >= %g", mn, mx);
-  int64_t nb = dfx__attr_int(n, "num_bits", 8);
-  if (nb < 2 || nb > 16) return dfx__status_set(st, DFX_EINVAL, "num_bits must be between 2 and 16, inclusive");
   return DFX_OK;
 }
 
 static dfx_code fq_args_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
-  int qmin = 0, qmax = 0;
-  dfx_code c = bits(ctx, &qmin, &qmax);
-  if (c == DFX_OK) c = check_float(ctx, x, "inputs");
-  if (c != DFX_OK) return c;
-  float mn = dfx__attr_float(ctx->node, "min", -6.0f), mx = dfx__attr_float(ctx->node, "max", 6.0f);
-  if (!(mn < mx))
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "min has to be smaller than max, was: %g >= %g", mn, mx);
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_F32, x->ndims, x->dims);
   if (!y) return ctx->st->code;
-  fq(x->data, y->data, 0, x->count, 1, mn, mx, qmin, qmax);
-  return DFX_OK;
+  return fq_all(ctx, x, y, dfx__attr_float(ctx->node, "min", -6.0f), dfx__attr_float(ctx->node, "max", 6.0f));
 }
 
 static dfx_code fq_vars_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *mn = ctx->in[1], *mx = ctx->in[2];
-  int qmin = 0, qmax = 0;
   char b[64];
-  dfx_code c = bits(ctx, &qmin, &qmax);
-  for (int i = 0; i < 3 && c == DFX_OK; i++) c = check_float(ctx, ctx->in[i], i ? (i == 1 ? "min" : "max") : "inputs");
-  if (c != DFX_OK) return c;
   if (mn->ndims != 0 || mx->ndims != 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "min and max must be scalars, got %s",
                           mn->ndims ? DFX_SHAPE_STR(mn, b) : DFX_SHAPE_STR(mx, b));
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_F32, x->ndims, x->dims);
   if (!y) return ctx->st->code;
-  fq(x->data, y->data, 0, x->count, 1, ((float *)mn->data)[0], ((float *)mx->data)[0], qmin, qmax);
-  return DFX_OK;
+  return fq_all(ctx, x, y, ((float *)mn->data)[0], ((float *)mx->data)[0]);
 }
 
 static dfx_code fq_channel_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *mn = ctx->in[1], *mx = ctx->in[2];
-  int qmin = 0, qmax = 0;
-  dfx_code c = bits(ctx, &qmin, &qmax);
-  for (int i = 0; i < 3 && c == DFX_OK; i++) c = check_float(ctx, ctx->in[i], i ? (i == 1 ? "min" : "max") : "inputs");
-  if (c != DFX_OK) return c;
   if (x->ndims < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "inputs must be at least a vector");
   int64_t d = x->dims[x->ndims - 1];
   if (mn->ndims != 1 || mn->dims[0] != d)
@@ -110,17 +96,25 @@ static dfx_code fq_channel_kernel(dfx_kctx *ctx) {
                           (long long)(mx->ndims ? mx->dims[0] : -1));
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_F32, x->ndims, x->dims);
   if (!y) return ctx->st->code;
-  int64_t rows = d ? x->count / d : 0;
-  for (int64_t ch = 0; ch < d; ch++)
+  int qmin = dfx__attr_bool(ctx->node, "narrow_range", false) ? 1 : 0;
+  int qmax = (1 << dfx__attr_int(ctx->node, "num_bits", 8)) - 1;
+  int64_t rows = d ? x->count / d : 0, done = MISC_POLL_MASK + 1;
+  for (int64_t ch = 0; ch < d; ch++) {
+    if (done > MISC_POLL_MASK) { /* a poll per grain of elements, not per channel */
+      dfx_code c = dfx__kctx_poll(ctx);
+      if (c != DFX_OK) return c;
+      done = 0;
+    }
     fq(x->data, y->data, ch, rows, d, ((float *)mn->data)[ch], ((float *)mx->data)[ch], qmin, qmax);
+    done += rows + 1;
+  }
   return DFX_OK;
 }
 
-
 static const dfx_kernel_def kernels[] = {
-    {"FakeQuantWithMinMaxArgs", NULL, fq_args_kernel, DFX_KERNEL_CHEAP, fq_args_init, NULL},
-    {"FakeQuantWithMinMaxVars", NULL, fq_vars_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FakeQuantWithMinMaxVarsPerChannel", NULL, fq_channel_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FakeQuantWithMinMaxArgs", NULL, fq_args_kernel, DFX_KERNEL_CHEAP, fq_init, NULL},
+    {"FakeQuantWithMinMaxVars", NULL, fq_vars_kernel, DFX_KERNEL_CHEAP, fq_init, NULL},
+    {"FakeQuantWithMinMaxVarsPerChannel", NULL, fq_channel_kernel, DFX_KERNEL_CHEAP, fq_init, NULL},
     {NULL}};
 
 void dfx__kernels_misc_fake_quant(dfx_registry *r);

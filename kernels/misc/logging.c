@@ -1,6 +1,9 @@
 /* logging.c - Assert, Print, PrintV2 and Abort (TF logging_ops).
  * Values are summarised like TF's Tensor::SummarizeValue: nested brackets per
- * dimension, at most `summarize` elements, "..." when truncated. */
+ * dimension, at most `summarize` elements, "..." when truncated. A message
+ * stops at a byte bound whatever `summarize` says (-1 prints everything in
+ * TF): LOG_MAX_BYTES for Print, the status size for Assert's error, so a
+ * huge tensor costs neither that much memory nor that much work. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,18 +11,24 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "kernel.h"
+#include "misc.h"
 
-/* ---- growable text buffer (bounded so a huge tensor cannot blow up a message) ---- */
+/* ---- bounded text buffer ---- */
+
+#define LOG_MAX_BYTES ((size_t)1 << 20)
 
 typedef struct sbuf {
   char *p;
-  size_t n, cap;
-  bool oom;
+  size_t n, cap, max; /* max: bytes kept; text past it is dropped */
+  bool oom, full;     /* full: some text was dropped */
 } sbuf;
 
 static void sb_add(sbuf *b, const char *s, size_t len) {
-  if (b->oom) return;
+  if (b->oom || b->full) return;
+  if (b->n + len > b->max) {
+    b->full = true;
+    return;
+  }
   if (b->n + len + 1 > b->cap) {
     size_t nc = b->cap ? b->cap * 2 : 256;
     while (nc < b->n + len + 1) nc *= 2;
@@ -103,18 +112,17 @@ static void print_elem(sbuf *b, const dfx_tensor *t, int64_t i) {
       snprintf(tmp, sizeof tmp, "(%s,%s)", re, im);
       break;
     }
-    case DFX_RESOURCE: case DFX_VARIANT: snprintf(tmp, sizeof tmp, "<opaque>"); break;
     default: snprintf(tmp, sizeof tmp, "%lld", (long long)dfx__tensor_get_i64(t, i)); break;
   }
   sb_str(b, tmp);
 }
 
-/* TF's PrintOneDim. */
+/* TF's PrintOneDim, stopping once the limit is reached or the buffer is full. */
 static void print_dim(sbuf *b, const dfx_tensor *t, int d, int64_t limit, int64_t *idx) {
-  if (*idx >= limit) return;
+  if (*idx >= limit || b->full) return;
   int64_t n = t->dims[d];
   if (d == t->ndims - 1) {
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < n && !b->full; i++) {
       if (*idx >= limit) {
         if (d != 0) sb_str(b, "...");
         return;
@@ -132,6 +140,7 @@ static void print_dim(sbuf *b, const dfx_tensor *t, int d, int64_t limit, int64_
     }
     print_dim(b, t, d + 1, limit, idx);
     if (*idx < limit || open) sb_str(b, "]");
+    if (!open || b->full) return; /* what is left prints nothing */
   }
 }
 
@@ -139,7 +148,7 @@ static void summarize(sbuf *b, const dfx_tensor *t, int64_t max_entries) {
   if (max_entries < 0) max_entries = t->count;
   int64_t limit = max_entries < t->count ? max_entries : t->count;
   if (t->ndims == 0) {
-    for (int64_t i = 0; i < limit; i++) {
+    for (int64_t i = 0; i < limit && !b->full; i++) {
       if (i > 0) sb_str(b, " ");
       print_elem(b, t, i);
     }
@@ -148,6 +157,23 @@ static void summarize(sbuf *b, const dfx_tensor *t, int64_t max_entries) {
     print_dim(b, t, 0, limit, &idx);
   }
   if (t->count > limit) sb_str(b, "...");
+}
+
+/* The summaries of inputs first.. as "[a][b]" (sep between them); "..." ends
+ * a cut message. */
+static void summarize_inputs(sbuf *b, dfx_kctx *ctx, int first, const char *sep) {
+  int64_t sum = dfx__attr_int(ctx->node, "summarize", 3);
+  for (int i = first; i < ctx->n_in && !b->full; i++) {
+    if (i > first) sb_str(b, sep);
+    sb_str(b, "[");
+    summarize(b, ctx->in[i], sum);
+    sb_str(b, "]");
+  }
+  if (b->full) { /* room for the mark past the bound */
+    b->full = false;
+    b->max += 3;
+    sb_str(b, "...");
+  }
 }
 
 /* ---- kernels ---- */
@@ -159,15 +185,9 @@ static dfx_code assert_kernel(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "In[0] should be a scalar: %s", DFX_SHAPE_STR(c, s));
   }
   if (((const uint8_t *)c->data)[0]) return DFX_OK;
-  int64_t sum = dfx__attr_int(ctx->node, "summarize", 3);
-  sbuf b = {0};
+  sbuf b = {.max = DFX_STATUS_MSG_MAX - 4};
   sb_str(&b, "assertion failed: ");
-  for (int i = 1; i < ctx->n_in; i++) {
-    sb_str(&b, "[");
-    summarize(&b, ctx->in[i], sum);
-    sb_str(&b, "]");
-    if (i < ctx->n_in - 1) sb_str(&b, " ");
-  }
+  summarize_inputs(&b, ctx, 1, " ");
   dfx_code r = b.oom ? dfx__kctx_fail(ctx, DFX_EINVAL, "assertion failed")
                      : dfx__kctx_fail(ctx, DFX_EINVAL, "%s", b.p);
   dfx__free(b.p);
@@ -196,36 +216,40 @@ static dfx_code print_kernel(dfx_kctx *ctx) {
     int64_t k = __atomic_fetch_add(&ps->calls, 1, __ATOMIC_RELAXED);
     if (k >= first_n) return DFX_OK;
   }
-  int64_t sum = dfx__attr_int(ctx->node, "summarize", 3);
-  sbuf b = {0};
+  sbuf b = {.max = LOG_MAX_BYTES};
   sb_str(&b, dfx__attr_str(ctx->node, "message", ""));
-  for (int i = 1; i < ctx->n_in; i++) {
-    sb_str(&b, "[");
-    summarize(&b, ctx->in[i], sum);
-    sb_str(&b, "]");
-  }
+  summarize_inputs(&b, ctx, 1, "");
   if (!b.oom && b.p) fprintf(stderr, "%s\n", b.p);
   dfx__free(b.p);
   return DFX_OK;
+}
+
+/* TF's constructor accepts these streams (and file:// paths, which a library
+ * has no business opening); the state is the FILE to write to. */
+static dfx_code print_v2_init(const dfx_node *n, void **state, dfx_status *st) {
+  static const char *const out[] = {"stdout", "log(info)"}, *const err[] = {"stderr", "log(warning)", "log(error)"};
+  const char *stream = dfx__attr_str(n, "output_stream", "stderr");
+  FILE *f = NULL;
+  for (int i = 0; i < 2; i++)
+    if (strcmp(stream, out[i]) == 0) f = stdout;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(stream, err[i]) == 0) f = stderr;
+  *state = f;
+  if (f) return DFX_OK;
+  if (strncmp(stream, "file://", 7) == 0)
+    return dfx__status_set(st, DFX_EUNIMPL, "output_stream '%s': printing to files is not supported", stream);
+  return dfx__status_set(st, DFX_EINVAL, "output_stream '%s' is not a valid output stream (stdout, stderr, log(info), "
+                         "log(warning), log(error))", stream);
 }
 
 static dfx_code print_v2_kernel(dfx_kctx *ctx) {
   const dfx_tensor *t = ctx->in[0];
   if (t->ndims != 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Input is expected to be scalar, but got rank %d", t->ndims);
-  const char *stream = dfx__attr_str(ctx->node, "output_stream", "stderr");
-  const char *end = dfx__attr_str(ctx->node, "end", "\n");
-  FILE *f;
-  if (strcmp(stream, "stdout") == 0 || strcmp(stream, "log(info)") == 0) {
-    f = stdout;
-  } else if (strcmp(stream, "stderr") == 0 || strncmp(stream, "log(", 4) == 0) {
-    f = stderr;
-  } else {
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "%s is not a valid output stream", stream);
-  }
+  FILE *f = ctx->state;
   const dfx_str *s = t->data;
   if (s->len) fwrite(s->ptr, 1, s->len, f);
-  fputs(end, f);
+  fputs(dfx__attr_str(ctx->node, "end", "\n"), f);
   fflush(f);
   return DFX_OK;
 }
@@ -239,10 +263,13 @@ static dfx_code abort_kernel(dfx_kctx *ctx) {
 }
 
 
+/* Printed values: every dtype print_elem formats (handles and variants are
+ * opaque to it); Print's T is only forwarded. PrintV2 and Abort have no
+ * type attrs. */
 static const dfx_kernel_def kernels[] = {
-    {"Assert", NULL, assert_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"Print", NULL, print_kernel, DFX_KERNEL_STATEFUL, print_init, print_fini},
-    {"PrintV2", NULL, print_v2_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"Assert", "T: " MISC_DATA_TYPES, assert_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"Print", "T: " MISC_ANY_TYPES "; U: " MISC_DATA_TYPES, print_kernel, DFX_KERNEL_STATEFUL, print_init, print_fini},
+    {"PrintV2", NULL, print_v2_kernel, DFX_KERNEL_STATEFUL, print_v2_init, NULL},
     {"Abort", NULL, abort_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 

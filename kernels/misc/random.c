@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "alloc.h"
+#include "misc.h"
 #include "philox.h"
 #include "resource.h"
 
@@ -154,8 +155,6 @@ static dfx_code float_random(dfx_kctx *ctx, int kind) {
   dfx_code c = dfx__rng_shape(ctx, 0, dims, &nd);
   if (c != DFX_OK) return c;
   dfx_dtype dt = dfx__attr_type(ctx->node, "dtype", DFX_F32);
-  if (dt != DFX_F32 && dt != DFX_F64 && dt != DFX_F16 && dt != DFX_BF16)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "unsupported dtype %s", dfx_dtype_name(dt));
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, nd, dims);
   if (!out) return ctx->st->code;
   int64_t n = out->count;
@@ -163,6 +162,7 @@ static dfx_code float_random(dfx_kctx *ctx, int kind) {
   int group = dt == DFX_F64 ? 2 : 4;
   philox g = base;
   for (int64_t gi = 0, i = 0; i < n; gi++) {
+    if ((c = misc_poll(ctx, i)) != DFX_OK) return c; /* i steps by the group size, a power of two */
     if (kind == TRUNCATED) { /* each group restarts at its reserved region */
       g = base;
       philox_skip(&g, (uint64_t)gi * (uint64_t)(group * 256 / 4));
@@ -189,8 +189,6 @@ static dfx_code uniform_int_kernel(dfx_kctx *ctx) {
   if (lo_t->ndims != 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "minval must be 0-D, got shape %s", DFX_SHAPE_STR(lo_t, b));
   if (hi_t->ndims != 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "maxval must be 0-D, got shape %s", DFX_SHAPE_STR(hi_t, b));
   dfx_dtype dt = (dfx_dtype)lo_t->dtype;
-  if ((dt != DFX_I32 && dt != DFX_I64) || hi_t->dtype != dt)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "minval and maxval must be int32 or int64 of one type");
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, nd, dims);
   if (!out) return ctx->st->code;
   int64_t n = out->count;
@@ -199,27 +197,34 @@ static dfx_code uniform_int_kernel(dfx_kctx *ctx) {
   if (lo >= hi) return dfx__kctx_fail(ctx, DFX_EINVAL, "Need minval < maxval: %lld >= %lld", (long long)lo, (long long)hi);
   philox g = dfx__rng_reserve(ctx->state, (uint64_t)n * 256);
   uint32_t s[4];
-  if (dt == DFX_I32) {
-    uint32_t range = (uint32_t)hi - (uint32_t)lo;
-    for (int64_t i = 0; i < n; i++) {
-      if ((i & 3) == 0) philox_next(&g, s);
-      ((int32_t *)out->data)[i] = (int32_t)((uint32_t)lo + s[i & 3] % range);
-    }
-  } else {
-    uint64_t range = (uint64_t)hi - (uint64_t)lo;
-    for (int64_t i = 0; i < n; i++) {
-      if ((i & 1) == 0) philox_next(&g, s);
-      uint64_t bits = s[2 * (i & 1)] | (uint64_t)s[2 * (i & 1) + 1] << 32;
-      ((int64_t *)out->data)[i] = (int64_t)((uint64_t)lo + bits % range);
+  /* Chunks of the poll grain (a multiple of 4) keep the sample pattern. */
+  for (int64_t i0 = 0; i0 < n; i0 += MISC_POLL_MASK + 1) {
+    if ((c = dfx__kctx_poll(ctx)) != DFX_OK) return c;
+    int64_t end = n - i0 > MISC_POLL_MASK ? i0 + MISC_POLL_MASK + 1 : n;
+    if (dt == DFX_I32) {
+      uint32_t range = (uint32_t)hi - (uint32_t)lo;
+      for (int64_t i = i0; i < end; i++) {
+        if ((i & 3) == 0) philox_next(&g, s);
+        ((int32_t *)out->data)[i] = (int32_t)((uint32_t)lo + s[i & 3] % range);
+      }
+    } else {
+      uint64_t range = (uint64_t)hi - (uint64_t)lo;
+      for (int64_t i = i0; i < end; i++) {
+        if ((i & 1) == 0) philox_next(&g, s);
+        uint64_t bits = s[2 * (i & 1)] | (uint64_t)s[2 * (i & 1) + 1] << 32;
+        ((int64_t *)out->data)[i] = (int64_t)((uint64_t)lo + bits % range);
+      }
     }
   }
   return DFX_OK;
 }
 
-/* Fisher-Yates over dim 0, drawing like TF (single samples modulo i + 1). */
+/* Fisher-Yates over dim 0, drawing like TF (single samples modulo i + 1).
+ * Like TF, a tensor of at most one element is returned as is: rows of a
+ * zero-size tensor are not visited, however long its dim 0. */
 static dfx_code shuffle_kernel(dfx_kctx *ctx) {
   const dfx_tensor *in = ctx->in[0];
-  if (in->ndims == 0 || in->dims[0] <= 1) {
+  if (in->count <= 1 || in->dims[0] <= 1) {
     dfx__kctx_forward(ctx, 0, 0);
     return DFX_OK;
   }
@@ -229,7 +234,8 @@ static dfx_code shuffle_kernel(dfx_kctx *ctx) {
   for (int64_t i = 0; i < n; i++) perm[i] = i;
   uint64_t samples = (uint64_t)(n - 1);
   philox g = dfx__rng_reserve(ctx->state, (samples + 3) / 4);
-  for (int64_t i = n - 1; i > 0; i--) {
+  dfx_code c = DFX_OK;
+  for (int64_t i = n - 1; i > 0 && c == DFX_OK; i--) {
     int64_t j;
     if (n < ((int64_t)1 << 32)) {
       j = (int64_t)(philox_one(&g) % (uint32_t)(i + 1));
@@ -240,23 +246,32 @@ static dfx_code shuffle_kernel(dfx_kctx *ctx) {
     int64_t t = perm[i];
     perm[i] = perm[j];
     perm[j] = t;
+    c = misc_poll(ctx, i);
   }
-  dfx_tensor *out = dfx__kctx_alloc(ctx, 0, (dfx_dtype)in->dtype, in->ndims, in->dims);
-  dfx_code c = out ? DFX_OK : ctx->st->code;
-  for (int64_t i = 0; c == DFX_OK && i < n; i++)
-    if (!dfx__misc_copy_elems(out, i * row, in, perm[i] * row, row)) c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  dfx_tensor *out = c == DFX_OK ? dfx__kctx_alloc(ctx, 0, (dfx_dtype)in->dtype, in->ndims, in->dims) : NULL;
+  if (c == DFX_OK && !out) c = ctx->st->code;
+  /* Rows are copied in blocks of the poll grain (or one row when rows are longer). */
+  int64_t block = row > MISC_POLL_MASK ? 1 : (MISC_POLL_MASK + 1) / row;
+  for (int64_t i = 0; c == DFX_OK && i < n; i++) {
+    if (i % block == 0) c = dfx__kctx_poll(ctx);
+    if (c == DFX_OK && !dfx__misc_copy_elems(out, i * row, in, perm[i] * row, row))
+      c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  }
   dfx__free(perm);
   return c;
 }
 
-#define SEEDS "seed: int = 0; seed2: int = 0"
+#define FLOAT_RANDOM "dtype: {half, bfloat16, float, double}; T: " MISC_SHAPE_TYPES
 
 static const dfx_kernel_def kernels[] = {
-    {"RandomUniform", NULL, uniform_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomStandardNormal", NULL, normal_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"TruncatedNormal", NULL, truncated_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomUniformInt", NULL, uniform_int_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomShuffle", NULL, shuffle_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomUniform", FLOAT_RANDOM, uniform_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomStandardNormal", FLOAT_RANDOM, normal_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"TruncatedNormal", FLOAT_RANDOM, truncated_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomUniformInt", "Tout: {int32, int64}; T: " MISC_SHAPE_TYPES, uniform_int_kernel, DFX_KERNEL_STATEFUL,
+     dfx__rng_init, dfx__rng_fini},
+    /* Rows are copied whole; resource handles are plain pointers. */
+    {"RandomShuffle", "T: {" MISC_NUM_TYPES ", string, resource}", shuffle_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init,
+     dfx__rng_fini},
     {NULL}};
 
 void dfx__kernels_misc_random(dfx_registry *r);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "misc.h"
 #include "philox.h"
 
 static double std_normal(philox *g) {
@@ -77,7 +78,6 @@ static dfx_code param_random(dfx_kctx *ctx, dfx_dtype out_dt, bool poisson) {
   if (c != DFX_OK) return c;
   const dfx_tensor *p = ctx->in[1];
   if (nd + p->ndims > DFX_MAX_DIMS) return dfx__kctx_fail(ctx, DFX_EINVAL, "output has too many dimensions");
-  int64_t ns = dfx__shape_count(nd, dims);
   memcpy(dims + nd, p->dims, sizeof(int64_t) * p->ndims);
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, out_dt, nd + p->ndims, dims);
   if (!out) return ctx->st->code;
@@ -86,11 +86,11 @@ static dfx_code param_random(dfx_kctx *ctx, dfx_dtype out_dt, bool poisson) {
   /* Each sample consumes a variable number of counters; reserve generously so
    * later runs never overlap this one in practice. */
   philox g = dfx__rng_reserve(ctx->state, (uint64_t)out->count * 256);
-  for (int64_t s = 0; s < ns; s++)
-    for (int64_t k = 0; k < np; k++) {
-      double prm = dfx__tensor_get_f64(p, k);
-      store(out, s * np + k, poisson ? poisson_sample(&g, prm) : gamma_sample(&g, prm));
-    }
+  for (int64_t i = 0; i < out->count; i++) { /* sample i / np of parameter i % np */
+    if ((c = misc_poll(ctx, i)) != DFX_OK) return c;
+    double prm = dfx__tensor_get_f64(p, i % np);
+    store(out, i, poisson ? poisson_sample(&g, prm) : gamma_sample(&g, prm));
+  }
   return DFX_OK;
 }
 
@@ -119,7 +119,9 @@ static dfx_code multinomial_kernel(dfx_kctx *ctx) {
   double *cdf = dfx__malloc(sizeof(double) * (size_t)nc);
   if (!cdf) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   philox g = dfx__rng_reserve(ctx->state, (uint64_t)(batch * ns) * 2);
-  for (int64_t r = 0; r < batch; r++) {
+  dfx_code c = DFX_OK;
+  for (int64_t r = 0; r < batch && c == DFX_OK; r++) {
+    if ((c = dfx__kctx_poll(ctx)) != DFX_OK) break; /* a row's work is bounded by its output and logits */
     double mx = -DBL_MAX, total = 0;
     for (int64_t j = 0; j < nc; j++) {
       double v = dfx__tensor_get_f64(lg, r * nc + j);
@@ -147,16 +149,23 @@ static dfx_code multinomial_kernel(dfx_kctx *ctx) {
     }
   }
   dfx__free(cdf);
-  return DFX_OK;
+  return c;
 }
 
-#define SEEDS "seed: int = 0; seed2: int = 0"
+#define HFD "{half, float, double}"
+#define HFD_INT "{half, float, double, int32, int64}"
 
 static const dfx_kernel_def kernels[] = {
-    {"RandomGamma", NULL, gamma_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomPoisson", NULL, poisson_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"RandomPoissonV2", NULL, poisson_v2_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
-    {"Multinomial", NULL, multinomial_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomGamma", "S: " MISC_SHAPE_TYPES "; T: " HFD, gamma_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    {"RandomPoisson", "S: " MISC_SHAPE_TYPES "; dtype: " HFD, poisson_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init,
+     dfx__rng_fini},
+    {"RandomPoissonV2", "S: " MISC_SHAPE_TYPES "; R: " HFD_INT "; dtype: " HFD_INT, poisson_v2_kernel,
+     DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
+    /* Logits of any real dtype are read as double, as TF reads its float ones. */
+    {"Multinomial",
+     "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}; "
+     "output_dtype: {int32, int64}",
+     multinomial_kernel, DFX_KERNEL_STATEFUL, dfx__rng_init, dfx__rng_fini},
     {NULL}};
 
 void dfx__kernels_misc_random_dist(dfx_registry *r);

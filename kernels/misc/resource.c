@@ -31,9 +31,9 @@ dfx_code dfx__misc_handle_encode(dfx_kctx *ctx, int k, void *obj, bool as_string
   dfx_str *s = h->data;
   size_t nl = strlen(name);
   s[0].ptr = dfx__strdup(container);
-  s[0].len = strlen(container);
   s[1].ptr = dfx__malloc(sizeof magic + sizeof obj + nl + 1);
   if (!s[0].ptr || !s[1].ptr) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory creating a handle");
+  s[0].len = strlen(container);
   memcpy(s[1].ptr, magic, sizeof magic);
   memcpy(s[1].ptr + sizeof magic, &obj, sizeof obj);
   memcpy(s[1].ptr + sizeof magic + sizeof obj, name, nl + 1);

@@ -1,8 +1,11 @@
 /* rnn.c - fused RNN cells: LSTMBlockCell, BlockLSTM (ICFO gate layout),
  * BlockLSTMV2 (IFCO, no forget bias) and GRUBlockCell. Inputs are row-major
  * [batch, features] (BlockLSTM: [time, batch, features]); w is
- * [input + cell, gates * cell]. half inputs are computed in float. */
+ * [input + cell, gates * cell]. half inputs are computed in float. Shape
+ * sums and products are checked before use (a zero-size input may carry any
+ * other dim), and an empty batch or cell does no work at all. */
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -68,6 +71,17 @@ static void lstm_step(const lstm_args *a, const float *xh, const float *cs_prev,
   }
 }
 
+/* K = input + cell and C4 = 4 * cell, failing ctx when either overflows or
+ * exceeds what BLAS takes (int). Matching weights then bound both by data. */
+static bool dims_overflow(dfx_kctx *ctx, int64_t input, int64_t cell, int64_t *K, int64_t *C4) {
+  if (__builtin_add_overflow(input, cell, K) || __builtin_mul_overflow(cell, 4, C4) || *K > INT_MAX || *C4 > INT_MAX) {
+    dfx__kctx_fail(ctx, DFX_EINVAL, "input_size %lld and cell_size %lld are too large", (long long)input,
+                   (long long)cell);
+    return true;
+  }
+  return false;
+}
+
 /* Validates cs_prev/h_prev/w/wci/wcf/wco/b (inputs base..base+6) against x. */
 static dfx_code lstm_check(dfx_kctx *ctx, int base, int64_t batch, int64_t input, int64_t *cell) {
   const dfx_tensor *cs = ctx->in[base], *h = ctx->in[base + 1], *w = ctx->in[base + 2], *b = ctx->in[base + 6];
@@ -83,17 +97,19 @@ static dfx_code lstm_check(dfx_kctx *ctx, int base, int64_t batch, int64_t input
   if (h->dims[1] != C)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "h_prev.dims(1) != cell_size: %lld vs. %lld", (long long)h->dims[1],
                           (long long)C);
+  int64_t K, C4;
+  if (dims_overflow(ctx, input, C, &K, &C4)) return ctx->st->code;
   if (w->ndims != 2) return dfx__kctx_fail(ctx, DFX_EINVAL, "w must be 2D");
-  if (w->dims[0] != input + C)
+  if (w->dims[0] != K)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "w.dim_size(0) != input_size + cell_size: %lld vs. %lld",
-                          (long long)w->dims[0], (long long)(input + C));
-  if (w->dims[1] != 4 * C)
+                          (long long)w->dims[0], (long long)K);
+  if (w->dims[1] != C4)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "w.dim_size(1) != cell_size * 4: %lld vs. %lld", (long long)w->dims[1],
-                          (long long)(4 * C));
+                          (long long)C4);
   if (b->ndims != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "b must be 1D");
-  if (b->dims[0] != 4 * C)
+  if (b->dims[0] != C4)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "b.dim_size(0) != cell_size * 4: %lld vs. %lld", (long long)b->dims[0],
-                          (long long)(4 * C));
+                          (long long)C4);
   const char *pn[3] = {"wci", "wcf", "wco"};
   for (int k = 0; k < 3; k++) {
     const dfx_tensor *p = ctx->in[base + 3 + k];
@@ -136,6 +152,8 @@ static dfx_code lstm_run(dfx_kctx *ctx, bool seq, bool v2) {
     if (!outs[k]) return ctx->st->code;
     memset(outs[k]->data, 0, outs[k]->nbytes);
   }
+  if (BC == 0) return DFX_OK; /* however long the sequence, nothing to compute */
+  if (B > INT_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "batch size %lld is too large", (long long)B);
   float *xf = to_f32(x), *cs0 = to_f32(ctx->in[base]), *h0 = to_f32(ctx->in[base + 1]);
   float *w = to_f32(ctx->in[base + 2]), *wci = to_f32(ctx->in[base + 3]), *wcf = to_f32(ctx->in[base + 4]);
   float *wco = to_f32(ctx->in[base + 5]), *b = to_f32(ctx->in[base + 6]);
@@ -148,7 +166,8 @@ static dfx_code lstm_run(dfx_kctx *ctx, bool seq, bool v2) {
     for (int k = 0; k < 7; k++) o[k] = buf + k * BC;
     memcpy(prev_cs, cs0, sizeof(float) * (size_t)BC);
     for (int64_t r = 0; r < B; r++) memcpy(xh + r * K + NI, h0 + r * C, sizeof(float) * (size_t)C);
-    for (int64_t t = 0; t < max_t; t++) {
+    for (int64_t t = 0; t < max_t && c == DFX_OK; t++) {
+      if ((c = dfx__kctx_poll(ctx)) != DFX_OK) break;
       for (int64_t r = 0; r < B; r++) memcpy(xh + r * K, xf + (t * B + r) * NI, sizeof(float) * (size_t)NI);
       lstm_step(&a, xh, prev_cs, w, wci, wcf, wco, b, g, o);
       for (int k = 0; k < 7; k++) store(outs[k], t * BC, o[k], BC);
@@ -170,7 +189,8 @@ static dfx_code gru_kernel(dfx_kctx *ctx) {
                    *bc = ctx->in[5];
   if (x->ndims != 2) return dfx__kctx_fail(ctx, DFX_EINVAL, "x must be 2D");
   if (h->ndims != 2) return dfx__kctx_fail(ctx, DFX_EINVAL, "h_prev must be 2D");
-  int64_t B = x->dims[0], NI = x->dims[1], C = h->dims[1], K = NI + C;
+  int64_t B = x->dims[0], NI = x->dims[1], C = h->dims[1], K, C4;
+  if (dims_overflow(ctx, NI, C, &K, &C4)) return ctx->st->code;
   struct {
     const dfx_tensor *t;
     int dim;
@@ -189,6 +209,8 @@ static dfx_code gru_kernel(dfx_kctx *ctx) {
   dfx_tensor *outs[4];
   for (int k = 0; k < 4; k++)
     if (!(outs[k] = dfx__kctx_alloc(ctx, k, (dfx_dtype)x->dtype, 2, od))) return ctx->st->code;
+  if (B * C == 0) return DFX_OK;
+  if (B > INT_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "batch size %lld is too large", (long long)B);
   float *xf = to_f32(x), *hf = to_f32(h), *w1 = to_f32(wru), *w2 = to_f32(wc), *b1 = to_f32(bru), *b2 = to_f32(bc);
   float *xh = dfx__malloc(sizeof(float) * (size_t)(B * K + 1)), *ru = dfx__malloc(sizeof(float) * (size_t)(2 * B * C + 1));
   float *o = dfx__malloc(sizeof(float) * (size_t)(4 * B * C + 1));
@@ -226,14 +248,13 @@ static dfx_code gru_kernel(dfx_kctx *ctx) {
   return c;
 }
 
-#define LSTM_IN "cs_prev: T, h_prev: T, w: T, wci: T, wcf: T, wco: T, b: T"
-#define LSTM_OUT "i: T, cs: T, f: T, o: T, ci: T, co: T, h: T"
+#define LSTM_TYPES "T: {half, float}"
 
 static const dfx_kernel_def kernels[] = {
-    {"LSTMBlockCell", NULL, lstm_cell_kernel, 0, NULL, NULL},
-    {"BlockLSTM", NULL, block_lstm_kernel, 0, NULL, NULL},
-    {"BlockLSTMV2", NULL, block_lstm_v2_kernel, 0, NULL, NULL},
-    {"GRUBlockCell", NULL, gru_kernel, 0, NULL, NULL},
+    {"LSTMBlockCell", LSTM_TYPES, lstm_cell_kernel, 0, NULL, NULL},
+    {"BlockLSTM", LSTM_TYPES, block_lstm_kernel, 0, NULL, NULL},
+    {"BlockLSTMV2", LSTM_TYPES, block_lstm_v2_kernel, 0, NULL, NULL},
+    {"GRUBlockCell", "T: {float}", gru_kernel, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_misc_rnn(dfx_registry *r);

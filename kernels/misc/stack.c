@@ -1,11 +1,15 @@
 /* stack.c - per-run stacks: StackV2/PushV2/PopV2/CloseV2 (resource handles)
  * and the v1 Stack/StackPush/StackPop/StackClose (Ref(string) handles)
  * (tf-semantics §5.3). Elements are shared references to immutable
- * tensors; every field after `mu` is guarded by it. */
+ * tensors; every field after `mu` is guarded by it. A stack without a
+ * max_size grows as long as pushes come; its slot array is held to the
+ * tensor byte limit, so a runaway loop fails cleanly instead of exhausting
+ * memory through one allocation. */
 #include <stdio.h>
 #include <uv.h>
 
 #include "alloc.h"
+#include "misc.h"
 #include "resource.h"
 
 typedef struct dfx_stack {
@@ -77,8 +81,13 @@ static dfx_code push_kernel(dfx_kctx *ctx) {
   } else {
     if (s->n == s->cap) {
       int64_t nc = s->cap ? 2 * s->cap : 16;
-      dfx_tensor **ni = dfx__realloc(s->items, sizeof *ni * (size_t)nc);
-      if (!ni) c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory pushing onto Stack[%s]", s->name);
+      size_t bytes = dfx__mul_size((size_t)nc, sizeof *s->items);
+      dfx_tensor **ni = NULL;
+      if (bytes > dfx__tensor_limit())
+        c = dfx__kctx_fail(ctx, DFX_ELIMIT, "Stack[%s] with %lld elements cannot grow: %zu bytes of slots exceed the "
+                           "tensor byte limit", s->name, (long long)s->n, bytes);
+      else if (!(ni = dfx__realloc(s->items, bytes)))
+        c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory pushing onto Stack[%s]", s->name);
       if (ni) {
         s->items = ni;
         s->cap = nc;
@@ -124,15 +133,16 @@ static dfx_code close_kernel(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-
+/* Elements are held by reference: every dtype. Stateful all through (TF's
+ * OpDef says the v1 push/pop/close are not): they change the stack. */
 static const dfx_kernel_def kernels[] = {
-    {"StackV2", NULL, stack_v2_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"StackPushV2", NULL, push_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"StackPopV2", NULL, pop_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"StackV2", "elem_type: " MISC_ANY_TYPES, stack_v2_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"StackPushV2", "T: " MISC_ANY_TYPES, push_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"StackPopV2", "elem_type: " MISC_ANY_TYPES, pop_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {"StackCloseV2", NULL, close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"Stack", NULL, stack_v1_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"StackPush", NULL, push_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"StackPop", NULL, pop_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"Stack", "elem_type: " MISC_ANY_TYPES, stack_v1_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"StackPush", "T: " MISC_ANY_TYPES, push_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"StackPop", "elem_type: " MISC_ANY_TYPES, pop_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {"StackClose", NULL, close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 

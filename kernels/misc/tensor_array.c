@@ -1,7 +1,9 @@
 /* tensor_array.c - TensorArray V3/V2 objects: create, write, read, size, close
  * and gradient arrays (tf-semantics §5.2). Arrays live for one run: they are
  * handed to the step, and gradient arrays are registered with the step too
- * (the forward array only keeps borrowed pointers to them). */
+ * (the forward array only keeps borrowed pointers to them). Slot arrays
+ * sized from input values (size, write indices) are held to the tensor byte
+ * limit. */
 #include "tensor_array.h"
 
 #include <stdio.h>
@@ -147,18 +149,23 @@ static dfx_tensor *add_tensors(const dfx_tensor *a, const dfx_tensor *b) {
   return r;
 }
 
-static bool grow(dfx_tarray *ta, int64_t need) {
-  if (need <= ta->size) return true;
+/* Grows a dynamic array to `need` slots (need <= INT32_MAX + 1). */
+static dfx_code grow(dfx_kctx *ctx, dfx_tarray *ta, int64_t need) {
+  if (need <= ta->size) return DFX_OK;
   if (need > ta->cap) {
-    int64_t nc = 2 * need;
+    size_t limit = dfx__tensor_limit(), bytes = dfx__mul_size((size_t)need, sizeof(ta_elem));
+    if (bytes > limit)
+      return dfx__kctx_fail(ctx, DFX_ELIMIT, "TensorArray %s: growing to %lld elements needs %zu bytes, over the tensor "
+                            "byte limit", ta->name, (long long)need, bytes);
+    int64_t nc = bytes <= limit / 2 ? 2 * need : need;
     ta_elem *ne = dfx__realloc(ta->elems, sizeof *ne * (size_t)nc);
-    if (!ne) return false;
+    if (!ne) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory growing TensorArray %s", ta->name);
     ta->elems = ne;
     ta->cap = nc;
   }
   memset(ta->elems + ta->size, 0, sizeof *ta->elems * (size_t)(need - ta->size));
   ta->size = need;
-  return true;
+  return DFX_OK;
 }
 
 /* TF's TensorArray::LockedWriteOrAggregate; takes a new reference to value. */
@@ -172,7 +179,7 @@ dfx_code dfx__ta_write(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor 
                           ta->name, (long long)index, (long long)ta->size);
   if (index > INT32_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray %s: index %lld too large", ta->name,
                                                (long long)index);
-  if (!grow(ta, index + 1)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory growing TensorArray %s", ta->name);
+  if ((c = grow(ctx, ta, index + 1)) != DFX_OK) return c;
   ta_elem *e = &ta->elems[index];
   if (value->dtype != ta->dtype)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray %s: Could not write tensor of type %s to TensorArray with dtype %s",
@@ -285,8 +292,9 @@ static dfx_code ta_create(dfx_kctx *ctx, bool v2) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray size must be scalar, but had shape: %s", DFX_SHAPE_STR(sz, b));
   int32_t size = ((const int32_t *)sz->data)[0];
   if (size < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Size should be >= 0.");
-  if ((size_t)size * sizeof(ta_elem) > dfx__tensor_limit())
-    return dfx__kctx_fail(ctx, DFX_ELIMIT, "TensorArray size %d exceeds the tensor byte limit", (int)size);
+  if (dfx__mul_size((size_t)size, sizeof(ta_elem)) > dfx__tensor_limit())
+    return dfx__kctx_fail(ctx, DFX_ELIMIT, "TensorArray size %d needs %zu bytes, over the tensor byte limit", (int)size,
+                          dfx__mul_size((size_t)size, sizeof(ta_elem)));
   const char *base = dfx__attr_str(ctx->node, "tensor_array_name", "");
   char name[512];
   snprintf(name, sizeof name, "%s_%lld", base, (long long)__atomic_add_fetch(&ta_counter, 1, __ATOMIC_RELAXED));
@@ -429,6 +437,9 @@ static dfx_code ta_grad(dfx_kctx *ctx, bool v2, bool with_shape) {
   if (with_shape) {
     dfx_code c = dfx__kctx_vector_i64(ctx, 2, "shape_to_prepend", pre, DFX_MAX_DIMS, &npre);
     if (c != DFX_OK) return c;
+    for (int k = 0; k < npre; k++)
+      if (pre[k] < 0)
+        return dfx__kctx_fail(ctx, DFX_EINVAL, "shape_to_prepend[%d] = %lld must be >= 0", k, (long long)pre[k]);
   }
   const char *source = dfx__attr_str(ctx->node, "source", "");
   uv_mutex_lock(&ta->mu);
@@ -466,22 +477,53 @@ static dfx_code ta_grad_v3(dfx_kctx *ctx) { return ta_grad(ctx, false, false); }
 static dfx_code ta_grad_v2(dfx_kctx *ctx) { return ta_grad(ctx, true, false); }
 static dfx_code ta_grad_ws(dfx_kctx *ctx) { return ta_grad(ctx, false, true); }
 
-#define TA_ATTRS "dtype: type; element_shape: shape = unknown; dynamic_size: bool = false; clear_after_read: bool = true"
+/* Shape attrs checked once per node: dims are -1 (unknown) or sizes. An
+ * array's fully defined element shape must also fit the tensor byte limit,
+ * as the zeros read from an unwritten slot have that shape (Gather and
+ * Concat only make empty tensors from theirs). */
+dfx_code dfx__ta_init(const dfx_node *n, void **state, dfx_status *st) {
+  static const char *const attrs[] = {"element_shape", "element_shape_except0"};
+  bool creates = strncmp(n->op, "TensorArrayV", 12) == 0;
+  (void)state;
+  for (int a = 0; a < 2; a++) {
+    const dfx_shape *s = dfx__attr_shape(n, attrs[a]);
+    if (!s || s->rank < 0) continue;
+    char b[256];
+    if (s->rank > DFX_MAX_DIMS)
+      return dfx__status_set(st, DFX_EINVAL, "%s %s has rank %d, at most %d supported", attrs[a],
+                             dfx__ta_pshape_str(s, b, sizeof b), s->rank, DFX_MAX_DIMS);
+    for (int d = 0; d < s->rank; d++)
+      if (s->dims[d] < -1)
+        return dfx__status_set(st, DFX_EINVAL, "%s %s has dimension %d = %lld", attrs[a],
+                               dfx__shape_str(s->rank, s->dims, b, sizeof b), d, (long long)s->dims[d]);
+    if (!creates || !dfx__ta_fully_defined(s)) continue;
+    int64_t count = dfx__shape_count(s->rank, s->dims);
+    size_t es = dfx__dtype_storage(dfx__attr_type(n, "dtype", DFX_F32));
+    if (count < 0 || dfx__mul_size((size_t)count, es) > dfx__tensor_limit())
+      return dfx__status_set(st, DFX_ELIMIT, "%s %s is over the tensor byte limit", attrs[a],
+                             dfx__ta_pshape_str(s, b, sizeof b));
+  }
+  return DFX_OK;
+}
+
+/* Handles, sizes and flows have no type attr. V2 rows stay stateful (TF's
+ * OpDef says otherwise): they change the array. */
+#define TA_FLAGS (DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL)
 
 static const dfx_kernel_def kernels[] = {
-    {"TensorArrayV3", NULL, ta_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayV2", NULL, ta_v2, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGradV3", NULL, ta_grad_v3, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGradWithShape", NULL, ta_grad_ws, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGradV2", NULL, ta_grad_v2, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayWriteV3", NULL, ta_write_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayWriteV2", NULL, ta_write_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayReadV3", NULL, ta_read_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayReadV2", NULL, ta_read_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySizeV3", NULL, ta_size_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySizeV2", NULL, ta_size_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayCloseV3", NULL, ta_close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayCloseV2", NULL, ta_close_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayV3", TA_DTYPE, ta_v3, TA_FLAGS, dfx__ta_init, NULL},
+    {"TensorArrayV2", TA_DTYPE, ta_v2, TA_FLAGS, dfx__ta_init, NULL},
+    {"TensorArrayGradV3", NULL, ta_grad_v3, TA_FLAGS, NULL, NULL},
+    {"TensorArrayGradWithShape", NULL, ta_grad_ws, TA_FLAGS, NULL, NULL},
+    {"TensorArrayGradV2", NULL, ta_grad_v2, TA_FLAGS, NULL, NULL},
+    {"TensorArrayWriteV3", TA_T, ta_write_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArrayWriteV2", TA_T, ta_write_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArrayReadV3", TA_DTYPE, ta_read_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArrayReadV2", TA_DTYPE, ta_read_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArraySizeV3", NULL, ta_size_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArraySizeV2", NULL, ta_size_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArrayCloseV3", NULL, ta_close_kernel, TA_FLAGS, NULL, NULL},
+    {"TensorArrayCloseV2", NULL, ta_close_kernel, TA_FLAGS, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_misc_tensor_array(dfx_registry *r);

@@ -10,6 +10,12 @@
 #include <uv.h>
 
 #include "kernel.h"
+#include "misc.h"
+
+/* The `types` of the element-carrying rows: elements are copied whole
+ * (strings deeply), so every dtype with a plain layout. */
+#define TA_DTYPE "dtype: " MISC_DATA_TYPES
+#define TA_T "T: " MISC_DATA_TYPES
 
 typedef struct ta_elem {
   dfx_tensor *t;                 /* value, or NULL (never written, cleared, or shape only) */
@@ -44,6 +50,8 @@ dfx_code dfx__ta_read(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor *
 const char *dfx__ta_pshape_str(const dfx_shape *s, char *buf, size_t n);
 bool dfx__ta_compatible(const dfx_shape *s, int rank, const int64_t *dims);
 bool dfx__ta_fully_defined(const dfx_shape *s);
+/* Init of the rows with shape attrs: checks element_shape(_except0). */
+dfx_code dfx__ta_init(const dfx_node *n, void **state, dfx_status *st);
 /* The float32 scalar 0 flow output. */
 dfx_code dfx__ta_flow_out(dfx_kctx *ctx, int k);
 

@@ -2,7 +2,8 @@
  * Each op holds the array's mutex across all its element reads or writes, as
  * TF's ReadMany/WriteOrAggregateMany do, so a partial failure stops where TF
  * would. Outputs are packed row-major copies; inputs are sliced into new
- * tensors before they are stored. */
+ * tensors before they are stored. Reads stop once their bytes pass the
+ * tensor byte limit, since the packed output would have to hold them all. */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,9 +28,15 @@ static dfx_code check_write_dtype(dfx_kctx *ctx, dfx_tarray *ta, const dfx_tenso
 
 /* Reads indices into vals[] (new references) under the lock. */
 static dfx_code read_many(dfx_kctx *ctx, dfx_tarray *ta, const int32_t *idx, int64_t n, dfx_tensor **vals) {
+  size_t bytes = 0, limit = dfx__tensor_limit();
   uv_mutex_lock(&ta->mu);
   dfx_code c = check_read_dtype(ctx, ta);
-  for (int64_t i = 0; c == DFX_OK && i < n; i++) c = dfx__ta_read(ctx, ta, idx[i], &vals[i]);
+  for (int64_t i = 0; c == DFX_OK && i < n; i++) {
+    c = dfx__ta_read(ctx, ta, idx[i], &vals[i]);
+    if (c == DFX_OK && (bytes += vals[i]->nbytes) > limit)
+      c = dfx__kctx_fail(ctx, DFX_ELIMIT, "TensorArray %s: reading %lld elements needs over %zu bytes, over the tensor "
+                         "byte limit", ta->name, (long long)n, bytes);
+  }
   uv_mutex_unlock(&ta->mu);
   return c;
 }
@@ -107,7 +114,7 @@ static dfx_code ta_gather_kernel(dfx_kctx *ctx) {
     if (!out) c = ctx->st->code;
   }
   for (int64_t i = 0; c == DFX_OK && i < n; i++)
-    if (!dfx__misc_copy_elems(out, i * v0->count, vals[i], 0, v0->count))
+    if ((c = dfx__kctx_poll(ctx)) == DFX_OK && !dfx__misc_copy_elems(out, i * v0->count, vals[i], 0, v0->count))
       c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   unref_all(vals, n);
   return c;
@@ -237,7 +244,9 @@ static dfx_code ta_concat_kernel(dfx_kctx *ctx) {
                          dfx__shape_str(v0->ndims - 1, v0->dims + 1, b1, sizeof b1), (long long)i,
                          dfx__shape_str(v->ndims - 1, v->dims + 1, b2, sizeof b2));
     ((int64_t *)lengths->data)[i] = v->dims[0];
-    total += v->dims[0];
+    if (c == DFX_OK && __builtin_add_overflow(total, v->dims[0], &total))
+      c = dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray elements' dimension 0 sizes overflow int64 at index %lld",
+                         (long long)i);
   }
   if (c == DFX_OK) {
     int64_t dims[DFX_MAX_DIMS];
@@ -247,7 +256,7 @@ static dfx_code ta_concat_kernel(dfx_kctx *ctx) {
     if (!out) c = ctx->st->code;
     int64_t off = 0;
     for (int64_t i = 0; c == DFX_OK && i < n; i++) {
-      if (!dfx__misc_copy_elems(out, off, vals[i], 0, vals[i]->count))
+      if ((c = dfx__kctx_poll(ctx)) == DFX_OK && !dfx__misc_copy_elems(out, off, vals[i], 0, vals[i]->count))
         c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
       off += vals[i]->count;
     }
@@ -306,16 +315,15 @@ static dfx_code ta_split_kernel(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-
 static const dfx_kernel_def kernels[] = {
-    {"TensorArrayGatherV3", NULL, ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayGatherV2", NULL, ta_gather_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayScatterV3", NULL, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayScatterV2", NULL, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayConcatV3", NULL, ta_concat_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArrayConcatV2", NULL, ta_concat_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySplitV3", NULL, ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"TensorArraySplitV2", NULL, ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayGatherV3", TA_DTYPE, ta_gather_kernel, DFX_KERNEL_STATEFUL, dfx__ta_init, NULL},
+    {"TensorArrayGatherV2", TA_DTYPE, ta_gather_kernel, DFX_KERNEL_STATEFUL, dfx__ta_init, NULL},
+    {"TensorArrayScatterV3", TA_T, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayScatterV2", TA_T, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArrayConcatV3", TA_DTYPE, ta_concat_kernel, DFX_KERNEL_STATEFUL, dfx__ta_init, NULL},
+    {"TensorArrayConcatV2", TA_DTYPE, ta_concat_kernel, DFX_KERNEL_STATEFUL, dfx__ta_init, NULL},
+    {"TensorArraySplitV3", TA_T, ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"TensorArraySplitV2", TA_T, ta_split_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_misc_tensor_array_many(dfx_registry *r);

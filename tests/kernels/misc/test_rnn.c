@@ -13,6 +13,21 @@ static double sg(double x) { return 1 / (1 + exp(-x)); }
 
 static dfx_tensor *ftensor(int nd, const int64_t *d, const float *v) { return kh_f32(nd, d, v); }
 
+/* A tensor of dtype dt (float or half) holding v, which is first rounded to
+ * dt in place so the reference sees the kernel's inputs. */
+static dfx_tensor *dtensor(dfx_dtype dt, int nd, const int64_t *d, float *v) {
+  if (dt == DFX_F32) return kh_f32(nd, d, v);
+  dfx_tensor *t = kh_tensor(DFX_F16, nd, d, NULL);
+  for (int64_t i = 0; i < t->count; i++) {
+    ((uint16_t *)t->data)[i] = dfx__f32_to_f16(v[i]);
+    v[i] = dfx__f16_to_f32(((uint16_t *)t->data)[i]);
+  }
+  return t;
+}
+
+/* Outputs round to dt once: half keeps 11 significant bits. */
+static double tol_for(dfx_dtype dt, double v) { return dt == DFX_F32 ? 1e-5 : 1e-3 * fmax(1.0, fabs(v)); }
+
 static void fill(float *v, int n, unsigned *seed) {
   for (int i = 0; i < n; i++) {
     *seed = *seed * 1103515245u + 12345u;
@@ -46,7 +61,7 @@ static void ref_lstm(int B, int NI, int C, const float *x, const float *csp, con
     }
 }
 
-Test(rnn, lstm_block_cell_matches_reference) {
+static void lstm_cell_case(dfx_dtype dt) {
   enum { B = 3, NI = 4, C = 5, K = NI + C };
   unsigned seed = 1;
   float x[B * NI], cs[B * C], h[B * C], w[K * 4 * C], wci[C], wcf[C], wco[C], b[4 * C];
@@ -54,12 +69,13 @@ Test(rnn, lstm_block_cell_matches_reference) {
   fill(wci, C, &seed), fill(wcf, C, &seed), fill(wco, C, &seed), fill(b, 4 * C, &seed);
   for (int i = 0; i < B * C; i++) cs[i] *= 3; /* so clipping matters */
   int64_t dx[2] = {B, NI}, dc[2] = {B, C}, dw[2] = {K, 4 * C}, dv = C, db = 4 * C;
-  dfx_tensor *in[8] = {ftensor(2, dx, x), ftensor(2, dc, cs), ftensor(2, dc, h), ftensor(2, dw, w),
-                       ftensor(1, &dv, wci), ftensor(1, &dv, wcf), ftensor(1, &dv, wco), ftensor(1, &db, b)};
+  dfx_tensor *in[8] = {dtensor(dt, 2, dx, x), dtensor(dt, 2, dc, cs), dtensor(dt, 2, dc, h), dtensor(dt, 2, dw, w),
+                       dtensor(dt, 1, &dv, wci), dtensor(dt, 1, &dv, wcf), dtensor(dt, 1, &dv, wco),
+                       dtensor(dt, 1, &db, b)};
   struct { float fb, clip; int peep; } cfg[3] = {{1.0f, -1.0f, 0}, {0.5f, 0.3f, 1}, {0.0f, 3.0f, 1}};
   for (int k = 0; k < 3; k++) {
     dfx_node *n = kh_node_new("LSTMBlockCell");
-    kh_attr_type(n, "T", DFX_F32);
+    kh_attr_type(n, "T", dt);
     kh_attr_float(n, "forget_bias", cfg[k].fb);
     kh_attr_float(n, "cell_clip", cfg[k].clip);
     kh_attr_bool(n, "use_peephole", cfg[k].peep);
@@ -70,17 +86,25 @@ Test(rnn, lstm_block_cell_matches_reference) {
     double ref[7][64];
     ref_lstm(B, NI, C, x, cs, h, w, wci, wcf, wco, b, cfg[k].fb, cfg[k].clip, cfg[k].peep, 0, ref);
     for (int o = 0; o < 7; o++) {
+      cr_expect_eq(out[o]->dtype, dt);
       cr_expect_eq(out[o]->dims[0], B);
       cr_expect_eq(out[o]->dims[1], C);
-      for (int i = 0; i < B * C; i++)
-        cr_expect(fabs(((float *)out[o]->data)[i] - ref[o][i]) < 1e-5, "cfg %d out %d [%d]: %g vs %g", k, o, i,
-                  ((float *)out[o]->data)[i], ref[o][i]);
+      for (int i = 0; i < B * C; i++) {
+        double got = dfx__tensor_get_f64(out[o], i);
+        cr_expect(fabs(got - ref[o][i]) < tol_for(dt, ref[o][i]), "%s cfg %d out %d [%d]: %g vs %g",
+                  dfx_dtype_name(dt), k, o, i, got, ref[o][i]);
+      }
       dfx__tensor_unref(out[o]);
     }
     kh_node_free(n);
   }
   for (int i = 0; i < 8; i++) dfx__tensor_unref(in[i]);
   dfx__tensor_cache_flush();
+}
+
+Test(rnn, lstm_block_cell_matches_reference) {
+  cr_expect_eq(declared("LSTMBlockCell", "T"), (uint64_t)1 << DFX_F32 | (uint64_t)1 << DFX_F16);
+  FOR_DTYPES(dt, declared("LSTMBlockCell", "T")) lstm_cell_case(dt);
 }
 
 Test(rnn, lstm_gate_layout_is_icfo) {
@@ -104,18 +128,18 @@ Test(rnn, lstm_gate_layout_is_icfo) {
   dfx__tensor_cache_flush();
 }
 
-static void block_lstm_case(const char *op, int ifco) {
+static void block_lstm_case(const char *op, int ifco, dfx_dtype dt) {
   enum { T = 4, B = 2, NI = 3, C = 2, K = NI + C };
   unsigned seed = 7;
   float x[T * B * NI], cs[B * C], h[B * C], w[K * 4 * C], wci[C], wcf[C], wco[C], b[4 * C];
   fill(x, T * B * NI, &seed), fill(cs, B * C, &seed), fill(h, B * C, &seed), fill(w, K * 4 * C, &seed);
   fill(wci, C, &seed), fill(wcf, C, &seed), fill(wco, C, &seed), fill(b, 4 * C, &seed);
   int64_t dx[3] = {T, B, NI}, dc[2] = {B, C}, dw[2] = {K, 4 * C}, dv = C, db = 4 * C, seqlen = 3;
-  dfx_tensor *in[9] = {kh_i64(0, NULL, &seqlen), ftensor(3, dx, x), ftensor(2, dc, cs), ftensor(2, dc, h),
-                       ftensor(2, dw, w), ftensor(1, &dv, wci), ftensor(1, &dv, wcf), ftensor(1, &dv, wco),
-                       ftensor(1, &db, b)};
+  dfx_tensor *in[9] = {kh_i64(0, NULL, &seqlen), dtensor(dt, 3, dx, x), dtensor(dt, 2, dc, cs), dtensor(dt, 2, dc, h),
+                       dtensor(dt, 2, dw, w), dtensor(dt, 1, &dv, wci), dtensor(dt, 1, &dv, wcf),
+                       dtensor(dt, 1, &dv, wco), dtensor(dt, 1, &db, b)};
   dfx_node *n = kh_node_new(op);
-  kh_attr_type(n, "T", DFX_F32);
+  kh_attr_type(n, "T", dt);
   kh_attr_bool(n, "use_peephole", 1);
   kh_attr_float(n, "cell_clip", 0.5f);
   dfx_tensor *out[7];
@@ -129,7 +153,9 @@ static void block_lstm_case(const char *op, int ifco) {
     for (int o = 0; o < 7; o++)
       for (int i = 0; i < B * C; i++) {
         double want = t < 3 ? ref[o][i] : 0.0; /* zero beyond seq_len_max */
-        cr_expect(fabs(((float *)out[o]->data)[t * B * C + i] - want) < 1e-5, "%s t %d out %d", op, t, o);
+        double got = dfx__tensor_get_f64(out[o], t * B * C + i);
+        cr_expect(fabs(got - want) < tol_for(dt, want), "%s %s t %d out %d: %g vs %g", op, dfx_dtype_name(dt), t, o,
+                  got, want);
       }
     for (int i = 0; i < B * C; i++) {
       csp[i] = (float)ref[1][i];
@@ -138,7 +164,7 @@ static void block_lstm_case(const char *op, int ifco) {
   }
   for (int i = 0; i < 7; i++) dfx__tensor_unref(out[i]);
   /* Shape errors. */
-  dfx_tensor *bad = ftensor(2, dw, w);
+  dfx_tensor *bad = dtensor(dt, 2, dw, w);
   dfx__tensor_unref(in[8]);
   in[8] = bad;
   cr_expect_eq(kh_run(n, in, 9, out, NULL, err, sizeof err), DFX_EINVAL);
@@ -148,8 +174,12 @@ static void block_lstm_case(const char *op, int ifco) {
   dfx__tensor_cache_flush();
 }
 
-Test(rnn, block_lstm_matches_stepped_reference) { block_lstm_case("BlockLSTM", 0); }
-Test(rnn, block_lstm_v2_uses_ifco_and_no_forget_bias) { block_lstm_case("BlockLSTMV2", 1); }
+Test(rnn, block_lstm_matches_stepped_reference) {
+  FOR_DTYPES(dt, declared("BlockLSTM", "T")) block_lstm_case("BlockLSTM", 0, dt);
+}
+Test(rnn, block_lstm_v2_uses_ifco_and_no_forget_bias) {
+  FOR_DTYPES(dt, declared("BlockLSTMV2", "T")) block_lstm_case("BlockLSTMV2", 1, dt);
+}
 
 Test(rnn, lstm_shape_errors) {
   int64_t dx[2] = {2, 3}, dc[2] = {2, 4}, dw[2] = {6, 16}, dv = 4, db = 16;
@@ -175,6 +205,7 @@ Test(rnn, gru_block_cell_matches_reference) {
   int64_t dx[2] = {B, NI}, dh[2] = {B, C}, dwru[2] = {K, 2 * C}, dwc[2] = {K, C}, dbru = 2 * C, dbc = C;
   dfx_tensor *in[6] = {ftensor(2, dx, x), ftensor(2, dh, h), ftensor(2, dwru, wru), ftensor(2, dwc, wc),
                        ftensor(1, &dbru, bru), ftensor(1, &dbc, bc)};
+  cr_expect_eq(declared("GRUBlockCell", "T"), (uint64_t)1 << DFX_F32, "float only, as TF");
   dfx_node *n = kh_node_new("GRUBlockCell");
   kh_attr_type(n, "T", DFX_F32);
   dfx_tensor *out[4];
