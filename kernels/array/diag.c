@@ -114,14 +114,17 @@ static dfx_code need_scalar(dfx_kctx *ctx, int i, const char *what) {
     }                                                                                    \
   }
 
-/* A string output filled with padv holds at most one copy of it per element
- * plus the bytes of x (each element of x lands at most once). */
-static dfx_code pad_check(dfx_kctx *ctx, int on, const int64_t *od, const dfx_tensor *x, const dfx_tensor *padv,
-                          const char *what) {
+/* A string output filled with padv holds a copy of it in every element no
+ * diagonal element lands on (batch matrices of s), plus at most the bytes of
+ * x (each element of x lands at most once). */
+static dfx_code pad_check(dfx_kctx *ctx, const dspec *s, int64_t batch, int on, const int64_t *od,
+                          const dfx_tensor *x, const dfx_tensor *padv, const char *what) {
   if (x->dtype != DFX_STRING || !padv) return DFX_OK;
-  int64_t count = dfx__shape_count(on, od);
+  int64_t count = dfx__shape_count(on, od), stored = 0;
+  for (int64_t d = s->lower; d <= s->upper; d++) stored += diag_len(s, d) > 0 ? diag_len(s, d) : 0;
   uint64_t bytes = dfx__arr_str_bytes(x);
-  bool ok = count >= 0 && dfx__arr_str_add(&bytes, (uint64_t)count, dfx__arr_str_len(padv, 0));
+  bool ok = count >= 0 &&
+            dfx__arr_str_add(&bytes, (uint64_t)(count - batch * stored), dfx__arr_str_len(padv, 0));
   return dfx__arr_str_limit(ctx, ok, bytes, what);
 }
 
@@ -172,10 +175,11 @@ static dfx_code matrix_diag(dfx_kctx *ctx, int version) {
   od[br + 1] = s.cols;
   char what[96];
   snprintf(what, sizeof what, "MatrixDiag num_rows %lld, num_cols %lld", (long long)s.rows, (long long)s.cols);
-  dfx_code c = pad_check(ctx, br + 2, od, x, padv, what);
+  int64_t batch = dfx__arr_prod(x->dims, 0, br);
+  dfx_code c = pad_check(ctx, &s, batch, br + 2, od, x, padv, what);
   dfx_tensor *y = c ? NULL : dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, br + 2, od, what);
   if (!y || (c = pad_fill(ctx, y, padv))) return ctx->st->code;
-  int64_t batch = dfx__arr_prod(x->dims, 0, br), msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
+  int64_t msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
   for (int64_t bt = 0; bt < batch; bt++) {
     FOR_DIAG(&s, nd, if ((c = dfx__arr_copy(ctx, y, bt * msz + midx, x, bt * psz + pidx, 1))) return c);
     if ((c = dfx__arr_tick(ctx, &work, msz + 1))) return c;
@@ -228,10 +232,11 @@ static dfx_code matrix_diag_part(dfx_kctx *ctx, int version) {
   if (nd > 1) od[on++] = nd;
   od[on++] = s.max_len;
   if (on > DFX_MAX_DIMS) return dfx__kctx_fail(ctx, DFX_EINVAL, "MatrixDiagPart output rank too large");
-  dfx_code c = pad_check(ctx, on, od, x, padv, "MatrixDiagPart k");
+  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2);
+  dfx_code c = pad_check(ctx, &s, batch, on, od, x, padv, "MatrixDiagPart k");
   dfx_tensor *y = c ? NULL : dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, on, od, "MatrixDiagPart k");
   if (!y || (c = pad_fill(ctx, y, padv))) return ctx->st->code;
-  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2), msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
+  int64_t msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
   for (int64_t bt = 0; bt < batch; bt++) {
     FOR_DIAG(&s, nd, if ((c = dfx__arr_copy(ctx, y, bt * psz + pidx, x, bt * msz + midx, 1))) return c);
     if ((c = dfx__arr_tick(ctx, &work, psz + 1))) return c;
