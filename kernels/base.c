@@ -3,6 +3,7 @@
  * Placeholder, Identity and friends. */
 #include <string.h>
 
+#include "array/autil.h"
 #include "kernel.h"
 
 
@@ -51,9 +52,7 @@ static dfx_code placeholder_kernel(dfx_kctx *ctx) {
 /* Forwarding and feeding never look at elements: every dtype. A Const value
  * can be any dtype a TensorProto decodes to (graph/tensor_proto.c has no
  * variant values). */
-#define ALL                                                                                             \
-  "{float, double, int32, uint8, int16, int8, string, complex64, int64, bool, qint8, quint8, qint32, " \
-  "bfloat16, qint16, quint16, uint16, complex128, half, resource, variant, uint32, uint64}"
+#define ALL DFX_ARR_ALL_TYPES
 #define NO_VARIANT                                                                                      \
   "{float, double, int32, uint8, int16, int8, string, complex64, int64, bool, qint8, quint8, qint32, " \
   "bfloat16, qint16, quint16, uint16, complex128, half, resource, uint32, uint64}"

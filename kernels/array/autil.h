@@ -63,6 +63,12 @@ uint64_t dfx__arr_str_len(const dfx_tensor *t, int64_t i);
 /* Fails with DFX_ELIMIT naming `what` unless ok (no overflow) and bytes are
  * within dfx__tensor_limit(). */
 dfx_code dfx__arr_str_limit(dfx_kctx *ctx, bool ok, uint64_t bytes, const char *what);
+/* The common case: base bytes plus n copies of len bytes (n < 0 is an
+ * element count that overflowed). */
+static inline dfx_code dfx__arr_str_budget(dfx_kctx *ctx, const char *what, uint64_t base, int64_t n, uint64_t len) {
+  bool ok = n >= 0 && dfx__arr_str_add(&base, (uint64_t)n, len);
+  return dfx__arr_str_limit(ctx, ok, base, what);
+}
 
 /* Row-major strides of a shape (elements). */
 void dfx__arr_strides(int r, const int64_t *dims, int64_t *strides);

@@ -122,10 +122,8 @@ static dfx_code pad_check(dfx_kctx *ctx, const dspec *s, int64_t batch, int on, 
   if (x->dtype != DFX_STRING || !padv) return DFX_OK;
   int64_t count = dfx__shape_count(on, od), stored = 0;
   for (int64_t d = s->lower; d <= s->upper; d++) stored += diag_len(s, d) > 0 ? diag_len(s, d) : 0;
-  uint64_t bytes = dfx__arr_str_bytes(x);
-  bool ok = count >= 0 &&
-            dfx__arr_str_add(&bytes, (uint64_t)(count - batch * stored), dfx__arr_str_len(padv, 0));
-  return dfx__arr_str_limit(ctx, ok, bytes, what);
+  return dfx__arr_str_budget(ctx, what, dfx__arr_str_bytes(x), count < 0 ? -1 : count - batch * stored,
+                             dfx__arr_str_len(padv, 0));
 }
 
 /* Sets every element of y to padv, or to zero (strings: empty) without one. */

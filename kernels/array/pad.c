@@ -39,13 +39,12 @@ static dfx_code pad_kernel(dfx_kctx *ctx) {
     if (__builtin_add_overflow(pad[2 * i], x->dims[i], &od[i]) || __builtin_add_overflow(od[i], pad[2 * i + 1], &od[i]))
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Padded dimension %d overflows int64", i);
   }
+  /* A string output holds the input's bytes plus a copy of the constant per padded element. */
   int64_t count = dfx__shape_count(r, od);
-  if (x->dtype == DFX_STRING && cv) { /* the input's bytes plus a copy of the constant per padded element */
-    uint64_t bytes = dfx__arr_str_bytes(x);
-    bool ok = count >= 0 && dfx__arr_str_add(&bytes, (uint64_t)(count - x->count), dfx__arr_str_len(cv, 0));
-    dfx_code c = dfx__arr_str_limit(ctx, ok, bytes, "paddings");
-    if (c) return c;
-  }
+  if (x->dtype == DFX_STRING && cv &&
+      dfx__arr_str_budget(ctx, "paddings", dfx__arr_str_bytes(x), count < 0 ? -1 : count - x->count,
+                          dfx__arr_str_len(cv, 0)))
+    return ctx->st->code;
   dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, r, od, "paddings");
   if (!y) return ctx->st->code;
   if (cv) {

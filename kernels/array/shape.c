@@ -226,13 +226,8 @@ static dfx_code fill_kernel(dfx_kctx *ctx) {
   if (dfx__kctx_vector_i64(ctx, 0, "dims", d, DFX_MAX_DIMS, &r)) return DFX_EINVAL;
   for (int i = 0; i < r; i++)
     if (d[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %lld must be >= 0", (long long)d[i]);
-  int64_t count = dfx__shape_count(r, d);
-  if (v->dtype == DFX_STRING) {
-    uint64_t bytes = 0;
-    bool ok = count >= 0 && dfx__arr_str_add(&bytes, (uint64_t)count, dfx__arr_str_len(v, 0));
-    dfx_code c = dfx__arr_str_limit(ctx, ok, bytes, "Fill dims");
-    if (c) return c;
-  }
+  if (v->dtype == DFX_STRING && dfx__arr_str_budget(ctx, "Fill dims", 0, dfx__shape_count(r, d), dfx__arr_str_len(v, 0)))
+    return ctx->st->code;
   dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)v->dtype, r, d, "Fill dims");
   if (!y) return ctx->st->code;
   return dfx__arr_fill(ctx, y, 0, y->count, v, 0);

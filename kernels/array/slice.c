@@ -20,12 +20,9 @@ static dfx_code box_out(dfx_kctx *ctx, int on, const int64_t *od, int r, const i
   if (on > DFX_MAX_DIMS)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank %d exceeds the supported maximum %d", on, DFX_MAX_DIMS);
   int64_t count = dfx__shape_count(on, od);
-  if (x->dtype == DFX_STRING && x->count && (count < 0 || count > x->count)) {
-    uint64_t bytes = 0;
-    bool ok = count >= 0 && dfx__arr_str_add(&bytes, dfx__arr_str_bytes(x), (uint64_t)(count / x->count));
-    dfx_code c = dfx__arr_str_limit(ctx, ok, bytes, what);
-    if (c) return c;
-  }
+  if (x->dtype == DFX_STRING && x->count && (count < 0 || count > x->count) &&
+      dfx__arr_str_budget(ctx, what, 0, count < 0 ? -1 : count / x->count, dfx__arr_str_bytes(x)))
+    return ctx->st->code;
   dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, on, od, what);
   if (!y) return ctx->st->code;
   int64_t ds[2 * DFX_MAX_DIMS];
