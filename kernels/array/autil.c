@@ -3,7 +3,6 @@
  * Copies of more than DFX_ARR_POLL_EVERY elements poll for cancellation. */
 #include "autil.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
