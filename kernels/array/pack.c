@@ -16,6 +16,7 @@ static dfx_code axis_init(const dfx_node *n, void **state, dfx_status *st) {
 
 static dfx_code pack_kernel(dfx_kctx *ctx) {
   int n = ctx->n_in;
+  if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "Pack needs at least one value, got %d", n);
   const dfx_tensor *x0 = ctx->in[0];
   int r = x0->ndims;
   int64_t axis = dfx__attr_int(ctx->node, "axis", 0);
@@ -72,6 +73,9 @@ static dfx_code unpack_kernel(dfx_kctx *ctx) {
 
 /* Concatenates xs[0..n) along axis (already read, possibly negative). */
 static dfx_code concat(dfx_kctx *ctx, dfx_tensor *const *xs, int n, int64_t axis) {
+  /* Import enforces N's minimum; a hand-built node must still not make us
+   * read past the inputs. */
+  if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : needs at least one value, got %d", n);
   const dfx_tensor *x0 = xs[0];
   int r = x0->ndims;
   bool legacy = r == 0 && axis == 0; /* scalars concatenate as 1-vectors */
@@ -115,6 +119,7 @@ static dfx_code concat(dfx_kctx *ctx, dfx_tensor *const *xs, int n, int64_t axis
 }
 
 static dfx_code concat_axis(dfx_kctx *ctx, int i, int64_t *axis) {
+  if (i < 0 || i >= ctx->n_in) return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : no concat_dim input");
   const dfx_tensor *t = ctx->in[i];
   if (t->ndims != 0 && !(t->ndims == 1 && t->count == 1)) {
     char b[128];

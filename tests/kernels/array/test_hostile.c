@@ -136,6 +136,27 @@ ATEST(hostile, refused_with_a_clear_error) {
   dfx_set_max_tensor_bytes(old);
 }
 
+/* Import enforces N >= 1 (2 for concat); called with fewer inputs anyway,
+ * the kernels fail instead of reading past them. */
+ATEST(hostile, too_few_inputs_never_read_past_them) {
+  static const struct {
+    const char *op;
+    int n_in;
+  } few[] = {{"Pack", 0}, {"ConcatV2", 0}, {"ConcatV2", 1}, {"Concat", 0}, {"Concat", 1}, {"ParallelConcat", 0}};
+  for (size_t c = 0; c < sizeof few / sizeof few[0]; c++) {
+    dfx_node *n = kh_node_new(few[c].op);
+    kh_attr_int(n, "axis", 0);
+    dfx_tensor *in[1] = {kh_scalar_i32(0)}, *out[1] = {NULL};
+    dfx_status st;
+    dfx__status_clear(&st);
+    dfx_kctx ctx = {.node = n, .n_in = few[c].n_in, .in = in, .n_out = 1, .out = out, .frame = "", .st = &st};
+    cr_assert_eq(dfx__registry_kernel_any(dfx__lib_registry(NULL), few[c].op)->fn(&ctx), DFX_EINVAL, "%s", few[c].op);
+    cr_assert_null(out[0]);
+    afree(in, 1);
+    kh_node_free(n);
+  }
+}
+
 /* Extreme strides, bounds and counts that are valid: the answers TF gives,
  * computed without overflow, in time bounded by the data. */
 ATEST(hostile, extreme_values_stay_bounded) {
