@@ -19,6 +19,8 @@
 #define DFX_ARR_ALL_TYPES                                                                                    \
   "{float, double, int32, uint8, int16, int8, string, complex64, int64, bool, qint8, quint8, qint32, "     \
   "bfloat16, qint16, quint16, uint16, complex128, half, resource, variant, uint32, uint64}"
+#define DFX_ARR_T_COPY "T: " DFX_ARR_COPY_TYPES
+#define DFX_ARR_I32_64 "{int32, int64}" /* most index attrs */
 
 /* Elements of work between two dfx__kctx_poll calls. */
 #define DFX_ARR_POLL_EVERY ((int64_t)1 << 20)

@@ -9,7 +9,6 @@
 
 /* Diag and DiagPart: TF's dtypes, all plain copies here. */
 #define DIAG_TYPES "T: {bfloat16, half, float, double, int32, int64, complex64, complex128}"
-#define T_COPY "T: " DFX_ARR_COPY_TYPES
 
 /* ---- Diag / DiagPart ---- */
 
@@ -324,16 +323,16 @@ static dfx_code band_part_kernel(dfx_kctx *ctx) {
 static const dfx_kernel_def kernels[] = {
     {"Diag", DIAG_TYPES, diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"DiagPart", DIAG_TYPES, diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiag", T_COPY, matrix_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagV2", T_COPY, matrix_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagV3", T_COPY, matrix_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPart", T_COPY, matrix_diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPartV2", T_COPY, matrix_diag_part_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPartV3", T_COPY, matrix_diag_part_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiag", T_COPY, matrix_set_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiagV2", T_COPY, matrix_set_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiagV3", T_COPY, matrix_set_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixBandPart", T_COPY "; Tindex: {int32, int64}", band_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiag", DFX_ARR_T_COPY, matrix_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagV2", DFX_ARR_T_COPY, matrix_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagV3", DFX_ARR_T_COPY, matrix_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPart", DFX_ARR_T_COPY, matrix_diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPartV2", DFX_ARR_T_COPY, matrix_diag_part_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPartV3", DFX_ARR_T_COPY, matrix_diag_part_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiag", DFX_ARR_T_COPY, matrix_set_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiagV2", DFX_ARR_T_COPY, matrix_set_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiagV3", DFX_ARR_T_COPY, matrix_set_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixBandPart", DFX_ARR_T_COPY "; Tindex: {int32, int64}", band_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_diag(dfx_registry *r);

@@ -237,16 +237,14 @@ static dfx_code splitv_kernel(dfx_kctx *ctx) {
   return c;
 }
 
-#define T_COPY "T: " DFX_ARR_COPY_TYPES
-
 static const dfx_kernel_def kernels[] = {
-    {"Pack", T_COPY, pack_kernel, DFX_KERNEL_CHEAP, axis_init, NULL},
-    {"Unpack", T_COPY, unpack_kernel, DFX_KERNEL_CHEAP, axis_init, NULL},
-    {"ConcatV2", T_COPY "; Tidx: {int32, int64}", concatv2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Concat", T_COPY, concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ParallelConcat", T_COPY, parallel_concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Split", T_COPY, split_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SplitV", T_COPY "; Tlen: {int8, int32, int64}", splitv_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Pack", DFX_ARR_T_COPY, pack_kernel, DFX_KERNEL_CHEAP, axis_init, NULL},
+    {"Unpack", DFX_ARR_T_COPY, unpack_kernel, DFX_KERNEL_CHEAP, axis_init, NULL},
+    {"ConcatV2", DFX_ARR_T_COPY "; Tidx: {int32, int64}", concatv2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Concat", DFX_ARR_T_COPY, concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ParallelConcat", DFX_ARR_T_COPY, parallel_concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Split", DFX_ARR_T_COPY, split_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SplitV", DFX_ARR_T_COPY "; Tlen: {int8, int32, int64}", splitv_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_pack(dfx_registry *r);

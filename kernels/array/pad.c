@@ -234,15 +234,12 @@ static dfx_code reverse_sequence_kernel(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-#define T_COPY "T: " DFX_ARR_COPY_TYPES
-#define IDX32_64 "{int32, int64}"
-
 static const dfx_kernel_def kernels[] = {
-    {"Pad", T_COPY "; Tpaddings: " IDX32_64, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PadV2", T_COPY "; Tpaddings: " IDX32_64, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MirrorPad", T_COPY "; Tpaddings: " IDX32_64, mirror_pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Roll", T_COPY "; Tshift: " IDX32_64 "; Taxis: " IDX32_64, roll_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ReverseSequence", T_COPY "; Tlen: " IDX32_64, reverse_sequence_kernel, DFX_KERNEL_CHEAP, reverse_sequence_init,
+    {"Pad", DFX_ARR_T_COPY "; Tpaddings: " DFX_ARR_I32_64, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PadV2", DFX_ARR_T_COPY "; Tpaddings: " DFX_ARR_I32_64, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MirrorPad", DFX_ARR_T_COPY "; Tpaddings: " DFX_ARR_I32_64, mirror_pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Roll", DFX_ARR_T_COPY "; Tshift: " DFX_ARR_I32_64 "; Taxis: " DFX_ARR_I32_64, roll_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ReverseSequence", DFX_ARR_T_COPY "; Tlen: " DFX_ARR_I32_64, reverse_sequence_kernel, DFX_KERNEL_CHEAP, reverse_sequence_init,
      NULL},
     {NULL}};
 

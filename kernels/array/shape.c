@@ -257,22 +257,21 @@ static dfx_code deep_copy_kernel(dfx_kctx *ctx) {
 }
 
 #define ALL "T: " DFX_ARR_ALL_TYPES
-#define IDX32_64 "{int32, int64}"
 
 static const dfx_kernel_def kernels[] = {
-    {"Reshape", ALL "; Tshape: " IDX32_64, reshape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ExpandDims", ALL "; Tdim: " IDX32_64, expand_dims_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Reshape", ALL "; Tshape: " DFX_ARR_I32_64, reshape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ExpandDims", ALL "; Tdim: " DFX_ARR_I32_64, expand_dims_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Squeeze", ALL, squeeze_kernel, DFX_KERNEL_CHEAP, squeeze_init, NULL},
-    {"Shape", ALL "; out_type: " IDX32_64, shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ShapeN", ALL "; out_type: " IDX32_64, shape_n_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Size", ALL "; out_type: " IDX32_64, size_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Shape", ALL "; out_type: " DFX_ARR_I32_64, shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ShapeN", ALL "; out_type: " DFX_ARR_I32_64, shape_n_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Size", ALL "; out_type: " DFX_ARR_I32_64, size_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Rank", ALL, rank_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"EnsureShape", ALL, ensure_shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastArgs", "T: " IDX32_64, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastGradientArgs", "T: " IDX32_64, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Fill", "T: " DFX_ARR_COPY_TYPES "; index_type: " IDX32_64, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastArgs", "T: " DFX_ARR_I32_64, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastGradientArgs", "T: " DFX_ARR_I32_64, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Fill", DFX_ARR_T_COPY "; index_type: " DFX_ARR_I32_64, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Empty", "dtype: " DFX_ARR_COPY_TYPES, empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"DeepCopy", "T: " DFX_ARR_COPY_TYPES, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"DeepCopy", DFX_ARR_T_COPY, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_shape(dfx_registry *r);

@@ -308,19 +308,16 @@ static dfx_code broadcast_to_kernel(dfx_kctx *ctx) {
   return box_out(ctx, on, od, on, od, 0, ss, "BroadcastTo shape");
 }
 
-#define T_COPY "T: " DFX_ARR_COPY_TYPES
-#define IDX32_64 "{int32, int64}"
-
 static const dfx_kernel_def kernels[] = {
-    {"StridedSlice", T_COPY "; Index: {int16, int32, int64}", strided_slice_kernel, DFX_KERNEL_CHEAP,
+    {"StridedSlice", DFX_ARR_T_COPY "; Index: {int16, int32, int64}", strided_slice_kernel, DFX_KERNEL_CHEAP,
      strided_slice_init, strided_slice_fini},
-    {"Slice", T_COPY "; Index: " IDX32_64, slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Transpose", T_COPY "; Tperm: " IDX32_64, transpose_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Slice", DFX_ARR_T_COPY "; Index: " DFX_ARR_I32_64, slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Transpose", DFX_ARR_T_COPY "; Tperm: " DFX_ARR_I32_64, transpose_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ReverseV2",
      "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, bfloat16, half, float, double, complex64, "
-     "complex128, string}; Tidx: " IDX32_64, reverse_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tile", T_COPY "; Tmultiples: " IDX32_64, tile_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastTo", T_COPY "; Tidx: " IDX32_64, broadcast_to_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+     "complex128, string}; Tidx: " DFX_ARR_I32_64, reverse_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tile", DFX_ARR_T_COPY "; Tmultiples: " DFX_ARR_I32_64, tile_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastTo", DFX_ARR_T_COPY "; Tidx: " DFX_ARR_I32_64, broadcast_to_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_slice(dfx_registry *r);
