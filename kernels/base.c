@@ -3,6 +3,7 @@
  * Placeholder, Identity and friends. */
 #include <string.h>
 
+#include "array/autil.h"
 #include "kernel.h"
 
 
@@ -48,19 +49,28 @@ static dfx_code placeholder_kernel(dfx_kctx *ctx) {
                         ctx->node->name, dfx_dtype_name(t));
 }
 
+/* Forwarding and feeding never look at elements: every dtype. A Const value
+ * can be any dtype a TensorProto decodes to (graph/tensor_proto.c has no
+ * variant values). */
+#define ALL DFX_ARR_ALL_TYPES
+#define NO_VARIANT                                                                                      \
+  "{float, double, int32, uint8, int16, int8, string, complex64, int64, bool, qint8, quint8, qint32, " \
+  "bfloat16, qint16, quint16, uint16, complex128, half, resource, uint32, uint64}"
+#define FWD DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD
+
 static const dfx_kernel_def kernels[] = {
-    {"Const", NULL, const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, const_fini},
-    {"Placeholder", NULL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PlaceholderV2", NULL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PlaceholderWithDefault", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"Identity", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"IdentityN", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"StopGradient", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"PreventGradient", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"Snapshot", NULL, forward_all, DFX_KERNEL_CHEAP | DFX_KERNEL_FORWARD, NULL, NULL},
-    {"NoOp", NULL, noop, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"_Retval", NULL, noop, DFX_KERNEL_CHEAP, NULL, NULL}, /* function return: fetching its input is how to read it */
-    {"_Arg", NULL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL}, /* function argument: fed like a placeholder */
+    {"Const", "dtype: " NO_VARIANT, const_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATE_VALUE, const_init, const_fini},
+    {"Placeholder", "dtype: " ALL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PlaceholderV2", "dtype: " ALL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PlaceholderWithDefault", "dtype: " ALL, forward_all, FWD, NULL, NULL},
+    {"Identity", "T: " ALL, forward_all, FWD, NULL, NULL},
+    {"IdentityN", "T: " ALL, forward_all, FWD, NULL, NULL},
+    {"StopGradient", "T: " ALL, forward_all, FWD, NULL, NULL},
+    {"PreventGradient", "T: " ALL, forward_all, FWD, NULL, NULL},
+    {"Snapshot", "T: " ALL, forward_all, FWD, NULL, NULL},
+    {"NoOp", NULL, noop, DFX_KERNEL_CHEAP, NULL, NULL}, /* no type attrs */
+    {"_Retval", "T: " ALL, noop, DFX_KERNEL_CHEAP, NULL, NULL}, /* function return: fetching its input is how to read it */
+    {"_Arg", "T: " ALL, placeholder_kernel, DFX_KERNEL_CHEAP, NULL, NULL}, /* function argument: fed like a placeholder */
     {NULL}};
 
 void dfx__kernels_base(dfx_registry *r);

@@ -1,10 +1,13 @@
 /* autil.c - element copy helpers for the array kernels: contiguous runs are
- * memcpy'd, strided runs copy by element size, strings are deep copied. */
+ * memcpy'd, strided runs copy by element size, strings are deep copied.
+ * Copies of more than DFX_ARR_POLL_EVERY elements poll for cancellation. */
 #include "autil.h"
 
 #include <string.h>
 
 #include "alloc.h"
+
+static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory copying strings"); }
 
 static dfx_code str_copy(dfx_str *d, const dfx_str *s) {
   char *p = NULL;
@@ -18,13 +21,13 @@ static dfx_code str_copy(dfx_str *d, const dfx_str *s) {
   return DFX_OK;
 }
 
-dfx_code dfx__arr_copy(dfx_tensor *dst, int64_t di, const dfx_tensor *src, int64_t si, int64_t n) {
-  if (n <= 0) return DFX_OK;
+/* One chunk of at most DFX_ARR_POLL_EVERY elements. */
+static dfx_code copy_chunk(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, const dfx_tensor *src, int64_t si, int64_t n) {
   if (dst->dtype == DFX_STRING) {
     dfx_str *d = (dfx_str *)dst->data + di;
     const dfx_str *s = (const dfx_str *)src->data + si;
     for (int64_t k = 0; k < n; k++)
-      if (str_copy(&d[k], &s[k])) return DFX_ENOMEM;
+      if (str_copy(&d[k], &s[k])) return oom(ctx);
     return DFX_OK;
   }
   size_t es = dfx__dtype_storage((dfx_dtype)dst->dtype);
@@ -32,13 +35,23 @@ dfx_code dfx__arr_copy(dfx_tensor *dst, int64_t di, const dfx_tensor *src, int64
   return DFX_OK;
 }
 
-dfx_code dfx__arr_fill(dfx_tensor *dst, int64_t di, int64_t n, const dfx_tensor *src, int64_t si) {
-  if (n <= 0) return DFX_OK;
+dfx_code dfx__arr_copy(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, const dfx_tensor *src, int64_t si, int64_t n) {
+  while (n > DFX_ARR_POLL_EVERY) {
+    dfx_code c = copy_chunk(ctx, dst, di, src, si, DFX_ARR_POLL_EVERY);
+    if (c || (c = dfx__kctx_poll(ctx))) return c;
+    di += DFX_ARR_POLL_EVERY;
+    si += DFX_ARR_POLL_EVERY;
+    n -= DFX_ARR_POLL_EVERY;
+  }
+  return n > 0 ? copy_chunk(ctx, dst, di, src, si, n) : DFX_OK;
+}
+
+static dfx_code fill_chunk(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, int64_t n, const dfx_tensor *src, int64_t si) {
   if (dst->dtype == DFX_STRING) {
     dfx_str *d = (dfx_str *)dst->data + di;
     const dfx_str *s = (const dfx_str *)src->data + si;
     for (int64_t k = 0; k < n; k++)
-      if (str_copy(&d[k], s)) return DFX_ENOMEM;
+      if (str_copy(&d[k], s)) return oom(ctx);
     return DFX_OK;
   }
   size_t es = dfx__dtype_storage((dfx_dtype)dst->dtype);
@@ -63,6 +76,16 @@ dfx_code dfx__arr_fill(dfx_tensor *dst, int64_t di, int64_t n, const dfx_tensor 
   return DFX_OK;
 }
 
+dfx_code dfx__arr_fill(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, int64_t n, const dfx_tensor *src, int64_t si) {
+  while (n > DFX_ARR_POLL_EVERY) {
+    dfx_code c = fill_chunk(ctx, dst, di, DFX_ARR_POLL_EVERY, src, si);
+    if (c || (c = dfx__kctx_poll(ctx))) return c;
+    di += DFX_ARR_POLL_EVERY;
+    n -= DFX_ARR_POLL_EVERY;
+  }
+  return n > 0 ? fill_chunk(ctx, dst, di, n, src, si) : DFX_OK;
+}
+
 void dfx__arr_strides(int r, const int64_t *dims, int64_t *strides) {
   int64_t s = 1;
   for (int i = r - 1; i >= 0; i--) {
@@ -78,15 +101,15 @@ int64_t dfx__arr_prod(const int64_t *dims, int lo, int hi) {
 }
 
 /* One innermost run of n elements with strides ds/ss (ss may be 0 or negative). */
-static dfx_code run(dfx_tensor *dst, int64_t d, int64_t ds, const dfx_tensor *src, int64_t s, int64_t ss,
-                    int64_t n, size_t es) {
-  if (ds == 1 && ss == 1) return dfx__arr_copy(dst, d, src, s, n);
-  if (ds == 1 && ss == 0) return dfx__arr_fill(dst, d, n, src, s);
+static dfx_code run(dfx_kctx *ctx, dfx_tensor *dst, int64_t d, int64_t ds, const dfx_tensor *src, int64_t s,
+                    int64_t ss, int64_t n, size_t es) {
+  if (ds == 1 && ss == 1) return dfx__arr_copy(ctx, dst, d, src, s, n);
+  if (ds == 1 && ss == 0) return dfx__arr_fill(ctx, dst, d, n, src, s);
   if (dst->dtype == DFX_STRING) {
     dfx_str *dp = dst->data;
     const dfx_str *sp = src->data;
     for (int64_t k = 0; k < n; k++)
-      if (str_copy(&dp[d + k * ds], &sp[s + k * ss])) return DFX_ENOMEM;
+      if (str_copy(&dp[d + k * ds], &sp[s + k * ss])) return oom(ctx);
     return DFX_OK;
   }
 #define RUN(T)                                                 \
@@ -111,7 +134,7 @@ static dfx_code run(dfx_tensor *dst, int64_t d, int64_t ds, const dfx_tensor *sr
   return DFX_OK;
 }
 
-dfx_code dfx__arr_strided(dfx_tensor *dst, int64_t doff, const int64_t *dstride, const dfx_tensor *src,
+dfx_code dfx__arr_strided(dfx_kctx *ctx, dfx_tensor *dst, int64_t doff, const int64_t *dstride, const dfx_tensor *src,
                           int64_t soff, const int64_t *sstride, int r, const int64_t *dims) {
   int64_t n[2 * DFX_MAX_DIMS], ds[2 * DFX_MAX_DIMS], ss[2 * DFX_MAX_DIMS];
   int m = 0;
@@ -131,13 +154,13 @@ dfx_code dfx__arr_strided(dfx_tensor *dst, int64_t doff, const int64_t *dstride,
     m++;
   }
   size_t es = dfx__dtype_storage((dfx_dtype)dst->dtype);
-  if (m == 0) return run(dst, doff, 1, src, soff, 1, 1, es);
+  if (m == 0) return run(ctx, dst, doff, 1, src, soff, 1, 1, es);
   int64_t idx[2 * DFX_MAX_DIMS] = {0};
-  int64_t d = doff, s = soff;
+  int64_t d = doff, s = soff, work = 0;
   int last = m - 1;
   for (;;) {
-    dfx_code c = run(dst, d, ds[last], src, s, ss[last], n[last], es);
-    if (c) return c;
+    dfx_code c = run(ctx, dst, d, ds[last], src, s, ss[last], n[last], es);
+    if (c || (c = dfx__arr_tick(ctx, &work, n[last]))) return c;
     int k = last - 1;
     while (k >= 0) {
       d += ds[k];
@@ -150,4 +173,42 @@ dfx_code dfx__arr_strided(dfx_tensor *dst, int64_t doff, const int64_t *dstride,
     }
     if (k < 0) return DFX_OK;
   }
+}
+
+dfx_tensor *dfx__arr_alloc(dfx_kctx *ctx, int k, dfx_dtype dtype, int ndims, const int64_t *dims, const char *what) {
+  int64_t count = dfx__shape_count(ndims, dims);
+  size_t es = dtype == DFX_RESOURCE || dtype == DFX_VARIANT ? sizeof(void *) : dfx__dtype_storage(dtype);
+  size_t lim = dfx__tensor_limit();
+  if (count < 0 || dfx__mul_size((size_t)count, es) > lim) {
+    char b[256];
+    dfx__kctx_fail(ctx, DFX_ELIMIT, "%s gives an output of shape %s, above the tensor limit of %zu bytes", what,
+                   dfx__shape_str(ndims, dims, b, sizeof b), lim);
+    return NULL;
+  }
+  return dfx__kctx_alloc(ctx, k, dtype, ndims, dims);
+}
+
+uint64_t dfx__arr_str_len(const dfx_tensor *t, int64_t i) {
+  return t->dtype == DFX_STRING ? ((const dfx_str *)t->data)[i].len : 0;
+}
+
+uint64_t dfx__arr_str_bytes(const dfx_tensor *t) {
+  uint64_t n = 0;
+  for (int64_t i = 0; t->dtype == DFX_STRING && i < t->count; i++) n += ((const dfx_str *)t->data)[i].len;
+  return n;
+}
+
+dfx_code dfx__arr_str_limit(dfx_kctx *ctx, bool ok, uint64_t bytes, const char *what) {
+  size_t lim = dfx__tensor_limit();
+  if (ok && bytes <= lim) return DFX_OK;
+  if (!ok) return dfx__kctx_fail(ctx, DFX_ELIMIT, "%s: the string output's bytes overflow", what);
+  return dfx__kctx_fail(ctx, DFX_ELIMIT, "%s: the string output would hold %llu bytes, above the tensor limit of %zu",
+                        what, (unsigned long long)bytes, lim);
+}
+
+dfx_code dfx__arr_attr_range(const dfx_node *n, const char *attr, int64_t lo, int64_t hi, dfx_status *st) {
+  const dfx_attr *a = dfx__node_attr(n, attr);
+  if (!a || a->kind != DFX_ATTR_I || (a->v.i >= lo && a->v.i <= hi)) return DFX_OK;
+  return dfx__status_set(st, DFX_EINVAL, "attr %s = %lld is out of range [%lld, %lld]", attr, (long long)a->v.i,
+                         (long long)lo, (long long)hi);
 }

@@ -7,9 +7,8 @@
 
 #include "autil.h"
 
-#define DIAG_TYPES "{bfloat16, half, float, double, int32, int64, complex64, complex128}"
-
-static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory"); }
+/* Diag and DiagPart: TF's dtypes, all plain copies here. */
+#define DIAG_TYPES "T: {bfloat16, half, float, double, int32, int64, complex64, complex128}"
 
 /* ---- Diag / DiagPart ---- */
 
@@ -21,10 +20,18 @@ static dfx_code diag_kernel(dfx_kctx *ctx) {
   int64_t od[DFX_MAX_DIMS];
   memcpy(od, x->dims, sizeof(int64_t) * (size_t)r);
   memcpy(od + r, x->dims, sizeof(int64_t) * (size_t)r);
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, 2 * r, od);
-  if (!y) return DFX_ENOMEM;
-  memset(y->data, 0, y->nbytes);
-  for (int64_t i = 0; i < x->count; i++) dfx__arr_copy(y, i * x->count + i, x, i, 1);
+  /* The output has count^2 elements: far more than the input. */
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, 2 * r, od, "Diag of the input's shape");
+  if (!y) return ctx->st->code;
+  size_t es = dfx__dtype_storage((dfx_dtype)x->dtype);
+  int64_t work = 0;
+  for (int64_t i = 0; i < x->count; i++) {
+    char *row = (char *)y->data + (size_t)(i * x->count) * es;
+    memset(row, 0, (size_t)x->count * es);
+    memcpy(row + (size_t)i * es, (const char *)x->data + (size_t)i * es, es);
+    dfx_code c = dfx__arr_tick(ctx, &work, x->count);
+    if (c) return c;
+  }
   return DFX_OK;
 }
 
@@ -41,7 +48,9 @@ static dfx_code diag_part_kernel(dfx_kctx *ctx) {
                             i, i + k);
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, k, x->dims);
   if (!y) return DFX_ENOMEM;
-  for (int64_t i = 0; i < y->count; i++) dfx__arr_copy(y, i, x, i * y->count + i, 1);
+  size_t es = dfx__dtype_storage((dfx_dtype)x->dtype);
+  for (int64_t i = 0; i < y->count; i++)
+    memcpy((char *)y->data + (size_t)i * es, (const char *)x->data + (size_t)(i * y->count + i) * es, es);
   return DFX_OK;
 }
 
@@ -91,8 +100,8 @@ static dfx_code need_scalar(dfx_kctx *ctx, int i, const char *what) {
   return dfx__kctx_fail(ctx, DFX_EINVAL, "%s must be a scalar, got shape %s", what, DFX_SHAPE_STR(ctx->in[i], b));
 }
 
-/* Visits every stored diagonal element of batch matrix `bt`: f gets the
- * flat matrix index (i * cols + j) and the flat packed index. */
+/* Visits every stored diagonal element of batch matrix `bt`: body gets the
+ * flat matrix index midx (i * cols + j) and the flat packed index pidx. */
 #define FOR_DIAG(s, nd, body)                                                            \
   for (int64_t d = (s)->lower; d <= (s)->upper; d++) {                                   \
     int64_t len = diag_len(s, d), off = diag_off(s, d), row = (s)->upper - d;            \
@@ -103,6 +112,25 @@ static dfx_code need_scalar(dfx_kctx *ctx, int i, const char *what) {
       body;                                                                              \
     }                                                                                    \
   }
+
+/* A string output filled with padv holds a copy of it in every element no
+ * diagonal element lands on (batch matrices of s), plus at most the bytes of
+ * x (each element of x lands at most once). */
+static dfx_code pad_check(dfx_kctx *ctx, const dspec *s, int64_t batch, int on, const int64_t *od,
+                          const dfx_tensor *x, const dfx_tensor *padv, const char *what) {
+  if (x->dtype != DFX_STRING || !padv) return DFX_OK;
+  int64_t count = dfx__shape_count(on, od), stored = 0;
+  for (int64_t d = s->lower; d <= s->upper; d++) stored += diag_len(s, d) > 0 ? diag_len(s, d) : 0;
+  return dfx__arr_str_budget(ctx, what, dfx__arr_str_bytes(x), count < 0 ? -1 : count - batch * stored,
+                             dfx__arr_str_len(padv, 0));
+}
+
+/* Sets every element of y to padv, or to zero (strings: empty) without one. */
+static dfx_code pad_fill(dfx_kctx *ctx, dfx_tensor *y, const dfx_tensor *padv) {
+  if (padv) return dfx__arr_fill(ctx, y, 0, y->count, padv, 0);
+  if (y->dtype != DFX_STRING) memset(y->data, 0, y->nbytes);
+  return DFX_OK;
+}
 
 /* Shared by MatrixDiag{,V2,V3}: builds batched matrices from diagonals. */
 static dfx_code matrix_diag(dfx_kctx *ctx, int version) {
@@ -142,22 +170,30 @@ static dfx_code matrix_diag(dfx_kctx *ctx, int version) {
   memcpy(od, x->dims, sizeof(int64_t) * (size_t)br);
   od[br] = s.rows;
   od[br + 1] = s.cols;
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, br + 2, od);
-  if (!y) return DFX_ENOMEM;
-  if (padv) {
-    if (dfx__arr_fill(y, 0, y->count, padv, 0)) return oom(ctx);
-  } else if (y->dtype != DFX_STRING) {
-    memset(y->data, 0, y->nbytes);
+  char what[96];
+  snprintf(what, sizeof what, "MatrixDiag num_rows %lld, num_cols %lld", (long long)s.rows, (long long)s.cols);
+  int64_t batch = dfx__arr_prod(x->dims, 0, br);
+  dfx_code c = pad_check(ctx, &s, batch, br + 2, od, x, padv, what);
+  dfx_tensor *y = c ? NULL : dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, br + 2, od, what);
+  if (!y || (c = pad_fill(ctx, y, padv))) return ctx->st->code;
+  int64_t msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
+  for (int64_t bt = 0; bt < batch; bt++) {
+    FOR_DIAG(&s, nd, if ((c = dfx__arr_copy(ctx, y, bt * msz + midx, x, bt * psz + pidx, 1))) return c);
+    if ((c = dfx__arr_tick(ctx, &work, msz + 1))) return c;
   }
-  int64_t batch = dfx__arr_prod(x->dims, 0, br), msz = s.rows * s.cols, psz = nd * s.max_len;
-  for (int64_t bt = 0; bt < batch; bt++)
-    FOR_DIAG(&s, nd, if (dfx__arr_copy(y, bt * msz + midx, x, bt * psz + pidx, 1)) return oom(ctx));
   return DFX_OK;
 }
 
 static dfx_code matrix_diag_kernel(dfx_kctx *ctx) { return matrix_diag(ctx, 1); }
 static dfx_code matrix_diag_v2_kernel(dfx_kctx *ctx) { return matrix_diag(ctx, 2); }
 static dfx_code matrix_diag_v3_kernel(dfx_kctx *ctx) { return matrix_diag(ctx, 3); }
+
+/* The longest diagonal in [lower, upper] of a rows x cols matrix. */
+static int64_t max_diag_len(const dspec *s) {
+  int64_t a = s->rows + (s->upper < 0 ? s->upper : 0), b = s->cols - (s->lower > 0 ? s->lower : 0);
+  int64_t m = a < b ? a : b;
+  return m < 0 ? 0 : m;
+}
 
 /* Validates k against an input of rows x cols (MatrixDiagPart/SetDiag). */
 static dfx_code check_k(dfx_kctx *ctx, const dspec *s) {
@@ -186,25 +222,22 @@ static dfx_code matrix_diag_part(dfx_kctx *ctx, int version) {
     if (check_k(ctx, &s)) return DFX_EINVAL;
   }
   int64_t nd = s.upper - s.lower + 1;
-  int64_t a = s.rows + (s.upper < 0 ? s.upper : 0), c = s.cols - (s.lower > 0 ? s.lower : 0);
-  s.max_len = a < c ? a : c;
-  if (s.max_len < 0) s.max_len = 0;
+  s.max_len = max_diag_len(&s);
   int64_t od[DFX_MAX_DIMS];
   int on = r - 2;
   memcpy(od, x->dims, sizeof(int64_t) * (size_t)on);
   if (nd > 1) od[on++] = nd;
   od[on++] = s.max_len;
   if (on > DFX_MAX_DIMS) return dfx__kctx_fail(ctx, DFX_EINVAL, "MatrixDiagPart output rank too large");
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, on, od);
-  if (!y) return DFX_ENOMEM;
-  if (padv) {
-    if (dfx__arr_fill(y, 0, y->count, padv, 0)) return oom(ctx);
-  } else if (y->dtype != DFX_STRING) {
-    memset(y->data, 0, y->nbytes);
+  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2);
+  dfx_code c = pad_check(ctx, &s, batch, on, od, x, padv, "MatrixDiagPart k");
+  dfx_tensor *y = c ? NULL : dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, on, od, "MatrixDiagPart k");
+  if (!y || (c = pad_fill(ctx, y, padv))) return ctx->st->code;
+  int64_t msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
+  for (int64_t bt = 0; bt < batch; bt++) {
+    FOR_DIAG(&s, nd, if ((c = dfx__arr_copy(ctx, y, bt * psz + pidx, x, bt * msz + midx, 1))) return c);
+    if ((c = dfx__arr_tick(ctx, &work, psz + 1))) return c;
   }
-  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2), msz = s.rows * s.cols, psz = nd * s.max_len;
-  for (int64_t bt = 0; bt < batch; bt++)
-    FOR_DIAG(&s, nd, if (dfx__arr_copy(y, bt * psz + pidx, x, bt * msz + midx, 1)) return oom(ctx));
   return DFX_OK;
 }
 
@@ -226,9 +259,7 @@ static dfx_code matrix_set_diag(dfx_kctx *ctx, int version) {
     if (check_k(ctx, &s)) return DFX_EINVAL;
   }
   int64_t nd = s.upper - s.lower + 1;
-  int64_t a = s.rows + (s.upper < 0 ? s.upper : 0), c = s.cols - (s.lower > 0 ? s.lower : 0);
-  s.max_len = a < c ? a : c;
-  if (s.max_len < 0) s.max_len = 0;
+  s.max_len = max_diag_len(&s);
   /* The diagonal must be input.shape[:-2] + ([num_diags] if a range) + [max_len]. */
   int wr = r - 2 + (nd > 1) + 1;
   bool ok = dg->ndims == wr && dg->dims[wr - 1] == s.max_len && (nd == 1 || dg->dims[wr - 2] == nd);
@@ -240,10 +271,13 @@ static dfx_code matrix_set_diag(dfx_kctx *ctx, int version) {
                           DFX_SHAPE_STR(x, b1), DFX_SHAPE_STR(dg, b2));
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, x->dims);
   if (!y) return DFX_ENOMEM;
-  if (dfx__arr_copy(y, 0, x, 0, x->count)) return oom(ctx);
-  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2), msz = s.rows * s.cols, psz = nd * s.max_len;
-  for (int64_t bt = 0; bt < batch; bt++)
-    FOR_DIAG(&s, nd, if (dfx__arr_copy(y, bt * msz + midx, dg, bt * psz + pidx, 1)) return oom(ctx));
+  dfx_code c = dfx__arr_copy(ctx, y, 0, x, 0, x->count);
+  if (c) return c;
+  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2), msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
+  for (int64_t bt = 0; bt < batch; bt++) {
+    FOR_DIAG(&s, nd, if ((c = dfx__arr_copy(ctx, y, bt * msz + midx, dg, bt * psz + pidx, 1))) return c);
+    if ((c = dfx__arr_tick(ctx, &work, psz + 1))) return c;
+  }
   return DFX_OK;
 }
 
@@ -272,7 +306,7 @@ static dfx_code band_part_kernel(dfx_kctx *ctx) {
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, x->dims);
   if (!y) return DFX_ENOMEM;
   if (y->dtype != DFX_STRING) memset(y->data, 0, y->nbytes);
-  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2);
+  int64_t batch = dfx__arr_prod(x->dims, 0, r - 2), work = 0;
   /* Each row keeps the contiguous column range [i - lo, i + up]. */
   for (int64_t bt = 0; bt < batch; bt++)
     for (int64_t i = 0; i < m; i++) {
@@ -280,24 +314,25 @@ static dfx_code band_part_kernel(dfx_kctx *ctx) {
       if (j0 < 0) j0 = 0;
       if (j1 > n) j1 = n;
       int64_t base = (bt * m + i) * n;
-      if (j1 > j0 && dfx__arr_copy(y, base + j0, x, base + j0, j1 - j0)) return oom(ctx);
+      dfx_code c = j1 > j0 ? dfx__arr_copy(ctx, y, base + j0, x, base + j0, j1 - j0) : DFX_OK;
+      if (c || (c = dfx__arr_tick(ctx, &work, n + 1))) return c;
     }
   return DFX_OK;
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Diag", NULL, diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DiagPart", NULL, diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiag", NULL, matrix_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagV2", NULL, matrix_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagV3", NULL, matrix_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPart", NULL, matrix_diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPartV2", NULL, matrix_diag_part_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixDiagPartV3", NULL, matrix_diag_part_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiag", NULL, matrix_set_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiagV2", NULL, matrix_set_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixSetDiagV3", NULL, matrix_set_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MatrixBandPart", NULL, band_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Diag", DIAG_TYPES, diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DiagPart", DIAG_TYPES, diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiag", DFX_ARR_T_COPY, matrix_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagV2", DFX_ARR_T_COPY, matrix_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagV3", DFX_ARR_T_COPY, matrix_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPart", DFX_ARR_T_COPY, matrix_diag_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPartV2", DFX_ARR_T_COPY, matrix_diag_part_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixDiagPartV3", DFX_ARR_T_COPY, matrix_diag_part_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiag", DFX_ARR_T_COPY, matrix_set_diag_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiagV2", DFX_ARR_T_COPY, matrix_set_diag_v2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixSetDiagV3", DFX_ARR_T_COPY, matrix_set_diag_v3_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MatrixBandPart", DFX_ARR_T_COPY "; Tindex: {int32, int64}", band_part_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_diag(dfx_registry *r);

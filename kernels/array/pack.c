@@ -8,10 +8,15 @@
 #include "autil.h"
 
 
-static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory copying strings"); }
+/* Pack's output and Unpack's input have rank at most DFX_MAX_DIMS. */
+static dfx_code axis_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  return dfx__arr_attr_range(n, "axis", -DFX_MAX_DIMS, DFX_MAX_DIMS - 1, st);
+}
 
 static dfx_code pack_kernel(dfx_kctx *ctx) {
   int n = ctx->n_in;
+  if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "Pack needs at least one value, got %d", n);
   const dfx_tensor *x0 = ctx->in[0];
   int r = x0->ndims;
   int64_t axis = dfx__attr_int(ctx->node, "axis", 0);
@@ -29,11 +34,13 @@ static dfx_code pack_kernel(dfx_kctx *ctx) {
   for (int i = 0, j = 0; i <= r; i++) od[i] = i == axis ? n : x0->dims[j++];
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x0->dtype, r + 1, od);
   if (!y) return DFX_ENOMEM;
-  int64_t outer = dfx__arr_prod(x0->dims, 0, (int)axis), inner = dfx__arr_prod(x0->dims, (int)axis, r);
+  int64_t outer = dfx__arr_prod(x0->dims, 0, (int)axis), inner = dfx__arr_prod(x0->dims, (int)axis, r), work = 0;
   if (inner == 0) return DFX_OK;
   for (int64_t o = 0; o < outer; o++)
-    for (int i = 0; i < n; i++)
-      if (dfx__arr_copy(y, (o * n + i) * inner, ctx->in[i], o * inner, inner)) return oom(ctx);
+    for (int i = 0; i < n; i++) {
+      dfx_code c = dfx__arr_copy(ctx, y, (o * n + i) * inner, ctx->in[i], o * inner, inner);
+      if (c || (c = dfx__arr_tick(ctx, &work, inner))) return c;
+    }
   return DFX_OK;
 }
 
@@ -52,18 +59,23 @@ static dfx_code unpack_kernel(dfx_kctx *ctx) {
   int64_t od[DFX_MAX_DIMS];
   for (int i = 0, j = 0; i < r; i++)
     if (i != axis) od[j++] = x->dims[i];
-  int64_t outer = dfx__arr_prod(x->dims, 0, (int)axis), inner = dfx__arr_prod(x->dims, (int)axis + 1, r);
+  int64_t outer = dfx__arr_prod(x->dims, 0, (int)axis), inner = dfx__arr_prod(x->dims, (int)axis + 1, r), work = 0;
   for (int k = 0; k < n; k++) {
     dfx_tensor *y = dfx__kctx_alloc(ctx, k, (dfx_dtype)x->dtype, r - 1, od);
     if (!y) return DFX_ENOMEM;
-    for (int64_t o = 0; o < outer && inner; o++)
-      if (dfx__arr_copy(y, o * inner, x, (o * n + k) * inner, inner)) return oom(ctx);
+    for (int64_t o = 0; o < outer && inner; o++) {
+      dfx_code c = dfx__arr_copy(ctx, y, o * inner, x, (o * n + k) * inner, inner);
+      if (c || (c = dfx__arr_tick(ctx, &work, inner))) return c;
+    }
   }
   return DFX_OK;
 }
 
 /* Concatenates xs[0..n) along axis (already read, possibly negative). */
 static dfx_code concat(dfx_kctx *ctx, dfx_tensor *const *xs, int n, int64_t axis) {
+  /* Import enforces N's minimum; a hand-built node must still not make us
+   * read past the inputs. */
+  if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : needs at least one value, got %d", n);
   const dfx_tensor *x0 = xs[0];
   int r = x0->ndims;
   bool legacy = r == 0 && axis == 0; /* scalars concatenate as 1-vectors */
@@ -88,22 +100,26 @@ static dfx_code concat(dfx_kctx *ctx, dfx_tensor *const *xs, int n, int64_t axis
       if (d != axis && x->dims[d] != x0->dims[d])
         return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : Dimensions of inputs should match: shape[0] = %s vs. shape[%d] = %s",
                               DFX_SHAPE_STR(x0, a), i, DFX_SHAPE_STR(x, b));
-    od[axis] += legacy ? 1 : x->dims[axis];
+    /* Empty inputs can have huge axis dims that sum past int64. */
+    if (__builtin_add_overflow(od[axis], legacy ? 1 : x->dims[axis], &od[axis]))
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : the concatenated dimension overflows int64");
   }
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x0->dtype, er, od);
   if (!y) return DFX_ENOMEM;
   int64_t outer = dfx__arr_prod(od, 0, (int)axis);
-  int64_t off = 0;
+  int64_t off = 0, work = 0;
   for (int64_t o = 0; o < outer; o++)
     for (int i = 0; i < n; i++) {
       int64_t run = xs[i]->count / (outer ? outer : 1);
-      if (dfx__arr_copy(y, off, xs[i], o * run, run)) return oom(ctx);
+      dfx_code c = dfx__arr_copy(ctx, y, off, xs[i], o * run, run);
+      if (c || (c = dfx__arr_tick(ctx, &work, run + 1))) return c;
       off += run;
     }
   return DFX_OK;
 }
 
 static dfx_code concat_axis(dfx_kctx *ctx, int i, int64_t *axis) {
+  if (i < 0 || i >= ctx->n_in) return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : no concat_dim input");
   const dfx_tensor *t = ctx->in[i];
   if (t->ndims != 0 && !(t->ndims == 1 && t->count == 1)) {
     char b[128];
@@ -139,7 +155,7 @@ static dfx_code parallel_concat_kernel(dfx_kctx *ctx) {
 static dfx_code split_out(dfx_kctx *ctx, const dfx_tensor *x, int axis, const int64_t *sizes) {
   int r = x->ndims;
   int64_t outer = dfx__arr_prod(x->dims, 0, axis), inner = dfx__arr_prod(x->dims, axis + 1, r);
-  int64_t row = x->dims[axis] * inner, start = 0;
+  int64_t row = x->dims[axis] * inner, start = 0, work = 0;
   for (int k = 0; k < ctx->n_out; k++) {
     int64_t od[DFX_MAX_DIMS];
     memcpy(od, x->dims, sizeof(int64_t) * (size_t)r);
@@ -147,8 +163,10 @@ static dfx_code split_out(dfx_kctx *ctx, const dfx_tensor *x, int axis, const in
     dfx_tensor *y = dfx__kctx_alloc(ctx, k, (dfx_dtype)x->dtype, r, od);
     if (!y) return DFX_ENOMEM;
     int64_t run = sizes[k] * inner;
-    for (int64_t o = 0; o < outer && run; o++)
-      if (dfx__arr_copy(y, o * run, x, o * row + start, run)) return oom(ctx);
+    for (int64_t o = 0; o < outer && run; o++) {
+      dfx_code c = dfx__arr_copy(ctx, y, o * run, x, o * row + start, run);
+      if (c || (c = dfx__arr_tick(ctx, &work, run))) return c;
+    }
     start += run;
   }
   return DFX_OK;
@@ -203,8 +221,8 @@ static dfx_code splitv_kernel(dfx_kctx *ctx) {
       neg = k;
     } else if (sz[k] < 0) {
       c = dfx__kctx_fail(ctx, DFX_EINVAL, "Split size at index %d must be >= 0. Got: %lld", k, (long long)sz[k]);
-    } else {
-      sum += sz[k];
+    } else if (__builtin_add_overflow(sum, sz[k], &sum)) {
+      c = dfx__kctx_fail(ctx, DFX_EINVAL, "size_splits overflow int64 at index %d", k);
     }
   }
   int64_t dim = x->dims[a];
@@ -220,13 +238,13 @@ static dfx_code splitv_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Pack", NULL, pack_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Unpack", NULL, unpack_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ConcatV2", NULL, concatv2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Concat", NULL, concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ParallelConcat", NULL, parallel_concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Split", NULL, split_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SplitV", NULL, splitv_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Pack", DFX_ARR_T_COPY, pack_kernel, DFX_KERNEL_CHEAP, axis_init, NULL},
+    {"Unpack", DFX_ARR_T_COPY, unpack_kernel, DFX_KERNEL_CHEAP, axis_init, NULL},
+    {"ConcatV2", DFX_ARR_T_COPY "; Tidx: {int32, int64}", concatv2_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Concat", DFX_ARR_T_COPY, concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ParallelConcat", DFX_ARR_T_COPY, parallel_concat_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Split", DFX_ARR_T_COPY, split_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SplitV", DFX_ARR_T_COPY "; Tlen: {int8, int32, int64}", splitv_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_pack(dfx_registry *r);

@@ -9,8 +9,6 @@
 #include "autil.h"
 
 
-static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory"); }
-
 /* Reads paddings [rank, 2] into pad[2*i], pad[2*i+1]. */
 static dfx_code read_paddings(dfx_kctx *ctx, int64_t *pad) {
   const dfx_tensor *x = ctx->in[0], *p = ctx->in[1];
@@ -41,27 +39,35 @@ static dfx_code pad_kernel(dfx_kctx *ctx) {
     if (__builtin_add_overflow(pad[2 * i], x->dims[i], &od[i]) || __builtin_add_overflow(od[i], pad[2 * i + 1], &od[i]))
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Padded dimension %d overflows int64", i);
   }
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, od);
-  if (!y) return DFX_ENOMEM;
+  /* A string output holds the input's bytes plus a copy of the constant per padded element. */
+  int64_t count = dfx__shape_count(r, od);
+  if (x->dtype == DFX_STRING && cv &&
+      dfx__arr_str_budget(ctx, "paddings", dfx__arr_str_bytes(x), count < 0 ? -1 : count - x->count,
+                          dfx__arr_str_len(cv, 0)))
+    return ctx->st->code;
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, r, od, "paddings");
+  if (!y) return ctx->st->code;
   if (cv) {
-    if (dfx__arr_fill(y, 0, y->count, cv, 0)) return oom(ctx);
+    dfx_code c = dfx__arr_fill(ctx, y, 0, y->count, cv, 0);
+    if (c) return c;
   } else if (y->dtype != DFX_STRING) {
     memset(y->data, 0, y->nbytes);
   }
   dfx__arr_strides(r, od, ys);
   dfx__arr_strides(r, x->dims, xs);
   for (int i = 0; i < r; i++) doff += pad[2 * i] * ys[i];
-  if (x->count && dfx__arr_strided(y, doff, ys, x, 0, xs, r, x->dims)) return oom(ctx);
-  return DFX_OK;
+  return x->count ? dfx__arr_strided(ctx, y, doff, ys, x, 0, xs, r, x->dims) : DFX_OK;
 }
 
-/* Output element c reads input element sum(map[k][c_k] * xs[k]); the
- * innermost dim is copied in runs where the map increases by one. */
-static dfx_code mapped_copy(dfx_kctx *ctx, dfx_tensor *y, const dfx_tensor *x, int64_t *const *map) {
-  int r = y->ndims;
-  if (y->count == 0) return DFX_OK;
-  if (r == 0) return dfx__arr_copy(y, 0, x, 0, 1) ? oom(ctx) : DFX_OK;
-  int64_t xs[DFX_MAX_DIMS], idx[DFX_MAX_DIMS] = {0}, n = y->dims[r - 1], e = 0;
+/* Output element c (of shape od) reads input element sum(map[k][c_k] * xs[k]);
+ * the innermost dim is copied in runs where the map increases by one. With
+ * y NULL nothing is copied: *bytes receives the string bytes y would hold. */
+static dfx_code mapped_copy(dfx_kctx *ctx, dfx_tensor *y, const int64_t *od, const dfx_tensor *x,
+                            int64_t *const *map, uint64_t *bytes) {
+  int r = x->ndims;
+  if (dfx__shape_count(r, od) == 0) return DFX_OK;
+  if (r == 0) return y ? dfx__arr_copy(ctx, y, 0, x, 0, 1) : (*bytes = dfx__arr_str_bytes(x), DFX_OK);
+  int64_t xs[DFX_MAX_DIMS], idx[DFX_MAX_DIMS] = {0}, n = od[r - 1], e = 0, work = 0;
   dfx__arr_strides(r, x->dims, xs);
   const int64_t *m = map[r - 1];
   for (;;) {
@@ -70,12 +76,19 @@ static dfx_code mapped_copy(dfx_kctx *ctx, dfx_tensor *y, const dfx_tensor *x, i
     for (int64_t i = 0; i < n;) {
       int64_t j = i + 1;
       while (j < n && m[j] == m[j - 1] + 1) j++;
-      if (dfx__arr_copy(y, e + i, x, base + m[i], j - i)) return oom(ctx);
+      if (y) {
+        dfx_code c = dfx__arr_copy(ctx, y, e + i, x, base + m[i], j - i);
+        if (c) return c;
+      } else {
+        for (int64_t q = i; q < j; q++) *bytes += dfx__arr_str_len(x, base + m[q]);
+      }
       i = j;
     }
     e += n;
+    dfx_code c = dfx__arr_tick(ctx, &work, n);
+    if (c) return c;
     int k = r - 2;
-    while (k >= 0 && ++idx[k] == y->dims[k]) idx[k--] = 0;
+    while (k >= 0 && ++idx[k] == od[k]) idx[k--] = 0;
     if (k < 0) return DFX_OK;
   }
 }
@@ -107,12 +120,16 @@ static dfx_code mirror_pad_kernel(dfx_kctx *ctx) {
                             (long long)a, (long long)b, (long long)d);
     od[i] = a + d + b;
   }
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, od);
-  if (!y) return DFX_ENOMEM;
+  /* Each output dim is at most three times its input dim, so the maps are
+   * bounded by the input; the output itself is checked before allocating. */
   int64_t *map[DFX_MAX_DIMS] = {NULL};
-  for (int i = 0; i < r; i++) {
+  dfx_code c = DFX_OK;
+  for (int i = 0; i < r && !c; i++) {
     map[i] = dfx__malloc(sizeof(int64_t) * (size_t)(od[i] ? od[i] : 1));
-    if (!map[i]) return free_maps(map, r), oom(ctx);
+    if (!map[i]) {
+      c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+      break;
+    }
     int64_t d = x->dims[i];
     for (int64_t k = 0; k < od[i]; k++) {
       int64_t j = k - pad[2 * i];
@@ -121,7 +138,13 @@ static dfx_code mirror_pad_kernel(dfx_kctx *ctx) {
       map[i][k] = j;
     }
   }
-  dfx_code c = mapped_copy(ctx, y, x, map);
+  uint64_t bytes = 0;
+  if (!c && x->dtype == DFX_STRING && !(c = mapped_copy(ctx, NULL, od, x, map, &bytes)))
+    c = dfx__arr_str_limit(ctx, true, bytes, "MirrorPad paddings");
+  if (!c) {
+    dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, r, od, "MirrorPad paddings");
+    c = y ? mapped_copy(ctx, y, od, x, map, NULL) : ctx->st->code;
+  }
   free_maps(map, r);
   return c;
 }
@@ -150,12 +173,19 @@ static dfx_code roll_kernel(dfx_kctx *ctx) {
   for (int i = 0; i < r; i++) {
     int64_t d = x->dims[i];
     map[i] = dfx__malloc(sizeof(int64_t) * (size_t)(d ? d : 1));
-    if (!map[i]) return free_maps(map, r), oom(ctx);
+    if (!map[i]) return free_maps(map, r), dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
     for (int64_t k = 0; k < d; k++) map[i][k] = (k - shift[i] + d) % d;
   }
-  dfx_code c = mapped_copy(ctx, y, x, map);
+  dfx_code c = mapped_copy(ctx, y, x->dims, x, map, NULL);
   free_maps(map, r);
   return c;
+}
+
+/* seq_dim and batch_dim index the input's dims. */
+static dfx_code reverse_sequence_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  dfx_code c = dfx__arr_attr_range(n, "seq_dim", -DFX_MAX_DIMS, DFX_MAX_DIMS - 1, st);
+  return c ? c : dfx__arr_attr_range(n, "batch_dim", -DFX_MAX_DIMS, DFX_MAX_DIMS - 1, st);
 }
 
 static dfx_code reverse_sequence_kernel(dfx_kctx *ctx) {
@@ -184,7 +214,8 @@ static dfx_code reverse_sequence_kernel(dfx_kctx *ctx) {
   }
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, x->dims);
   if (!y) return DFX_ENOMEM;
-  if (dfx__arr_copy(y, 0, x, 0, x->count)) return oom(ctx);
+  dfx_code c = dfx__arr_copy(ctx, y, 0, x, 0, x->count);
+  if (c) return c;
   /* Reverse the prefix of each (batch, seq) line: one strided copy per batch
    * entry over the box with seq extent len, reading with a negative stride. */
   int64_t xs[DFX_MAX_DIMS], box[DFX_MAX_DIMS], ss[DFX_MAX_DIMS];
@@ -198,17 +229,18 @@ static dfx_code reverse_sequence_kernel(dfx_kctx *ctx) {
     box[sd] = l;
     ss[sd] = -xs[sd];
     int64_t off = b * xs[bd];
-    if (dfx__arr_strided(y, off, xs, x, off + (l - 1) * xs[sd], ss, r, box)) return oom(ctx);
+    if ((c = dfx__arr_strided(ctx, y, off, xs, x, off + (l - 1) * xs[sd], ss, r, box))) return c;
   }
   return DFX_OK;
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Pad", NULL, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"PadV2", NULL, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"MirrorPad", NULL, mirror_pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Roll", NULL, roll_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ReverseSequence", NULL, reverse_sequence_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Pad", DFX_ARR_T_COPY "; Tpaddings: " DFX_ARR_I32_64, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"PadV2", DFX_ARR_T_COPY "; Tpaddings: " DFX_ARR_I32_64, pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"MirrorPad", DFX_ARR_T_COPY "; Tpaddings: " DFX_ARR_I32_64, mirror_pad_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Roll", DFX_ARR_T_COPY "; Tshift: " DFX_ARR_I32_64 "; Taxis: " DFX_ARR_I32_64, roll_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ReverseSequence", DFX_ARR_T_COPY "; Tlen: " DFX_ARR_I32_64, reverse_sequence_kernel, DFX_KERNEL_CHEAP, reverse_sequence_init,
+     NULL},
     {NULL}};
 
 void dfx__kernels_array_pad(dfx_registry *r);

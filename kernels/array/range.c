@@ -31,77 +31,110 @@ static void store_f(dfx_tensor *y, int64_t i, double v) {
   }
 }
 
-static dfx_code range_kernel(dfx_kctx *ctx) {
-  if (need_scalar(ctx, 0, "start") || need_scalar(ctx, 1, "limit") || need_scalar(ctx, 2, "delta")) return DFX_EINVAL;
-  dfx_dtype t = (dfx_dtype)ctx->in[0]->dtype;
-  int64_t size;
-  if (dfx__dtype_is_float(t)) {
-    double s = dfx__tensor_get_f64(ctx->in[0], 0), l = dfx__tensor_get_f64(ctx->in[1], 0),
-           d = dfx__tensor_get_f64(ctx->in[2], 0);
-    if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0: %g", d);
-    if (d > 0 && s > l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start <= limit when delta > 0: %g/%g", s, l);
-    if (d < 0 && s < l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %g/%g", s, l);
-    double n = ceil(fabs(round_to(t, round_to(t, l - s) / d)));
-    if (!(n <= 9.2e18)) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= 9223372036854775807");
-    size = (int64_t)n;
-    dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, 1, &size);
-    if (!y) return DFX_ENOMEM;
-    double v = s;
-    for (int64_t i = 0; i < size; i++) {
+static dfx_code range_float(dfx_kctx *ctx, dfx_dtype t) {
+  double s = dfx__tensor_get_f64(ctx->in[0], 0), l = dfx__tensor_get_f64(ctx->in[1], 0),
+         d = dfx__tensor_get_f64(ctx->in[2], 0);
+  if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0: %g", d);
+  if (d > 0 && s > l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start <= limit when delta > 0: %g/%g", s, l);
+  if (d < 0 && s < l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %g/%g", s, l);
+  double n = ceil(fabs(round_to(t, round_to(t, l - s) / d)));
+  if (!(n <= 9.2e18)) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= 9223372036854775807");
+  int64_t size = (int64_t)n;
+  char what[128];
+  snprintf(what, sizeof what, "Range start %g, limit %g, delta %g", s, l, d);
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, t, 1, &size, what);
+  if (!y) return ctx->st->code;
+  double v = s;
+  for (int64_t i0 = 0; i0 < size; i0 += DFX_ARR_POLL_EVERY) {
+    dfx_code c = i0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c) return c;
+    for (int64_t i = i0; i < size && i < i0 + DFX_ARR_POLL_EVERY; i++) {
       store_f(y, i, v);
       v = round_to(t, v + d);
     }
-    return DFX_OK;
   }
-  int64_t s = dfx__tensor_get_i64(ctx->in[0], 0), l = dfx__tensor_get_i64(ctx->in[1], 0),
-          d = dfx__tensor_get_i64(ctx->in[2], 0);
-  if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0: %lld", (long long)d);
-  if (d > 0 && s > l)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start <= limit when delta > 0: %lld/%lld", (long long)s, (long long)l);
-  if (d < 0 && s < l)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %lld/%lld", (long long)s, (long long)l);
-  /* |limit - start| fits in uint64 even for extreme int64 values. */
-  uint64_t span = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
-  uint64_t ad = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
+  return DFX_OK;
+}
+
+/* Integers work in uint64 (wrapping) so that every int64 and uint64 start,
+ * limit and delta is exact; only uint64 reads its values unsigned. */
+static dfx_code range_int(dfx_kctx *ctx, dfx_dtype t) {
+  bool u = t == DFX_U64;
+  uint64_t v[3];
+  char sv[3][24];
+  for (int k = 0; k < 3; k++) {
+    v[k] = u ? ((const uint64_t *)ctx->in[k]->data)[0] : (uint64_t)dfx__tensor_get_i64(ctx->in[k], 0);
+    if (u) snprintf(sv[k], sizeof sv[k], "%llu", (unsigned long long)v[k]);
+    else snprintf(sv[k], sizeof sv[k], "%lld", (long long)(int64_t)v[k]);
+  }
+  uint64_t s = v[0], l = v[1], d = v[2];
+  bool neg = !u && (int64_t)d < 0;
+  if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0: %s", sv[2]);
+  if (!neg && (u ? s > l : (int64_t)s > (int64_t)l))
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start <= limit when delta > 0: %s/%s", sv[0], sv[1]);
+  if (neg && (int64_t)s < (int64_t)l)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %s/%s", sv[0], sv[1]);
+  uint64_t span = neg ? s - l : l - s, ad = neg ? 0 - d : d;
   uint64_t n = span / ad + (span % ad != 0);
   if (n > INT64_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= 9223372036854775807");
-  size = (int64_t)n;
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, 1, &size);
-  if (!y) return DFX_ENOMEM;
-#define FILL(DT, T)                                                              \
-  case DT:                                                                       \
-    for (int64_t i = 0; i < size; i++) ((T *)y->data)[i] = (T)((uint64_t)s + (uint64_t)i * (uint64_t)d);       \
+  int64_t size = (int64_t)n;
+  char what[128];
+  snprintf(what, sizeof what, "Range start %s, limit %s, delta %s", sv[0], sv[1], sv[2]);
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, t, 1, &size, what);
+  if (!y) return ctx->st->code;
+  for (int64_t i0 = 0; i0 < size; i0 += DFX_ARR_POLL_EVERY) {
+    dfx_code c = i0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c) return c;
+    int64_t i1 = size - i0 > DFX_ARR_POLL_EVERY ? i0 + DFX_ARR_POLL_EVERY : size;
+#define FILL(DT, T)                                                                    \
+  case DT:                                                                             \
+    for (int64_t i = i0; i < i1; i++) ((T *)y->data)[i] = (T)(s + (uint64_t)i * d);    \
     break;
-  switch (t) {
-    DFX_INT_TYPES(FILL)
-    default: return dfx__kctx_fail(ctx, DFX_EINVAL, "Range does not support %s", dfx_dtype_name(t));
-  }
+    switch (t) {
+      DFX_INT_TYPES(FILL)
+      default: return dfx__kctx_fail(ctx, DFX_EINTERNAL, "Range has no %s loop", dfx_dtype_name(t));
+    }
 #undef FILL
+  }
   return DFX_OK;
+}
+
+static dfx_code range_kernel(dfx_kctx *ctx) {
+  if (need_scalar(ctx, 0, "start") || need_scalar(ctx, 1, "limit") || need_scalar(ctx, 2, "delta")) return DFX_EINVAL;
+  dfx_dtype t = (dfx_dtype)ctx->in[0]->dtype;
+  return dfx__dtype_is_float(t) ? range_float(ctx, t) : range_int(ctx, t);
 }
 
 static dfx_code linspace_kernel(dfx_kctx *ctx) {
   if (need_scalar(ctx, 0, "start") || need_scalar(ctx, 1, "stop") || need_scalar(ctx, 2, "num")) return DFX_EINVAL;
   dfx_dtype t = (dfx_dtype)ctx->in[0]->dtype;
-  if (!dfx__dtype_is_float(t)) return dfx__kctx_fail(ctx, DFX_EINVAL, "LinSpace does not support %s", dfx_dtype_name(t));
   int64_t num = dfx__tensor_get_i64(ctx->in[2], 0);
   if (num <= 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires num > 0: %lld", (long long)num);
   double s = dfx__tensor_get_f64(ctx->in[0], 0), e = dfx__tensor_get_f64(ctx->in[1], 0);
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, 1, &num);
-  if (!y) return DFX_ENOMEM;
+  char what[64];
+  snprintf(what, sizeof what, "LinSpace num %lld", (long long)num);
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, t, 1, &num, what);
+  if (!y) return ctx->st->code;
   if (num == 1) {
     store_f(y, 0, s);
     return DFX_OK;
   }
   double step = round_to(t, round_to(t, e - s) / (double)(num - 1));
-  for (int64_t i = 0; i < num - 1; i++) store_f(y, i, round_to(t, s + round_to(t, step * (double)i)));
+  for (int64_t i0 = 0; i0 < num - 1; i0 += DFX_ARR_POLL_EVERY) {
+    dfx_code c = i0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c) return c;
+    for (int64_t i = i0; i < num - 1 && i < i0 + DFX_ARR_POLL_EVERY; i++)
+      store_f(y, i, round_to(t, s + round_to(t, step * (double)i)));
+  }
   store_f(y, num - 1, e);
   return DFX_OK;
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Range", NULL, range_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LinSpace", NULL, linspace_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Range", "Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32, uint64}", range_kernel,
+     DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LinSpace", "T: {bfloat16, half, float, double}; Tidx: {int32, int64}", linspace_kernel, DFX_KERNEL_CHEAP, NULL,
+     NULL},
     {NULL}};
 
 void dfx__kernels_array_range(dfx_registry *r);

@@ -44,9 +44,14 @@ static dfx_code reshape_kernel(dfx_kctx *ctx) {
   if (unknown >= 0) {
     int64_t in_n = 1;
     bool in_zero = false;
+    /* An empty input's nonzero dims may multiply past int64. */
     for (int i = 0; i < x->ndims; i++) {
-      if (x->dims[i] > 0 || !zero) in_n *= x->dims[i];
-      else in_zero = true;
+      if (x->dims[i] > 0 || !zero) {
+        if (__builtin_mul_overflow(in_n, x->dims[i], &in_n))
+          return dfx__kctx_fail(ctx, DFX_EINVAL, "Reshape: the input's nonzero dims overflow int64");
+      } else {
+        in_zero = true;
+      }
     }
     int64_t missing = in_n / prod;
     if (!in_zero && prod * missing != in_n)
@@ -77,6 +82,16 @@ static dfx_code expand_dims_kernel(dfx_kctx *ctx) {
   int64_t d[DFX_MAX_DIMS + 1];
   for (int i = 0, j = 0; i <= r; i++) d[i] = i == dim ? 1 : x->dims[j++];
   return reshaped_out(ctx, r + 1, d);
+}
+
+static dfx_code squeeze_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  const dfx_attr_list *l = dfx__attr_list(n, "squeeze_dims");
+  for (int k = 0; l && l->kind == DFX_ATTR_I && k < l->n; k++)
+    if (l->v.i[k] < -DFX_MAX_DIMS || l->v.i[k] >= DFX_MAX_DIMS)
+      return dfx__status_set(st, DFX_EINVAL, "attr squeeze_dims[%d] = %lld is out of range [%d, %d)", k,
+                             (long long)l->v.i[k], -DFX_MAX_DIMS, DFX_MAX_DIMS);
+  return DFX_OK;
 }
 
 static dfx_code squeeze_kernel(dfx_kctx *ctx) {
@@ -127,8 +142,10 @@ static dfx_code shape_kernel(dfx_kctx *ctx) {
 }
 
 static dfx_code shape_n_kernel(dfx_kctx *ctx) {
-  for (int i = 0; i < ctx->n_in; i++)
-    if (int_out(ctx, i, ctx->node->out_types[i], ctx->in[i]->dims, ctx->in[i]->ndims, false)) return DFX_EINVAL;
+  for (int i = 0; i < ctx->n_in; i++) {
+    dfx_code c = int_out(ctx, i, ctx->node->out_types[i], ctx->in[i]->dims, ctx->in[i]->ndims, false);
+    if (c) return c;
+  }
   return DFX_OK;
 }
 
@@ -209,10 +226,11 @@ static dfx_code fill_kernel(dfx_kctx *ctx) {
   if (dfx__kctx_vector_i64(ctx, 0, "dims", d, DFX_MAX_DIMS, &r)) return DFX_EINVAL;
   for (int i = 0; i < r; i++)
     if (d[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %lld must be >= 0", (long long)d[i]);
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)v->dtype, r, d);
-  if (!y) return DFX_ENOMEM;
-  if (dfx__arr_fill(y, 0, y->count, v, 0)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  return DFX_OK;
+  if (v->dtype == DFX_STRING && dfx__arr_str_budget(ctx, "Fill dims", 0, dfx__shape_count(r, d), dfx__arr_str_len(v, 0)))
+    return ctx->st->code;
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)v->dtype, r, d, "Fill dims");
+  if (!y) return ctx->st->code;
+  return dfx__arr_fill(ctx, y, 0, y->count, v, 0);
 }
 
 static dfx_code empty_kernel(dfx_kctx *ctx) {
@@ -226,8 +244,8 @@ static dfx_code empty_kernel(dfx_kctx *ctx) {
   for (int i = 0; i < r; i++)
     if (d[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %lld must be >= 0", (long long)d[i]);
   dfx_dtype t = dfx__attr_type(ctx->node, "dtype", DFX_F32);
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, r, d);
-  if (!y) return DFX_ENOMEM;
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, t, r, d, "Empty shape");
+  if (!y) return ctx->st->code;
   /* Uninitialised memory is never handed out: init=false also gets zeros. */
   if (t != DFX_STRING) memset(y->data, 0, y->nbytes);
   return DFX_OK;
@@ -238,20 +256,22 @@ static dfx_code deep_copy_kernel(dfx_kctx *ctx) {
   return ctx->out[0] ? DFX_OK : dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
 }
 
+#define ALL "T: " DFX_ARR_ALL_TYPES
+
 static const dfx_kernel_def kernels[] = {
-    {"Reshape", NULL, reshape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ExpandDims", NULL, expand_dims_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Squeeze", NULL, squeeze_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Shape", NULL, shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ShapeN", NULL, shape_n_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Size", NULL, size_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rank", NULL, rank_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"EnsureShape", NULL, ensure_shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastArgs", NULL, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastGradientArgs", NULL, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Fill", NULL, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Empty", NULL, empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
-    {"DeepCopy", NULL, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"Reshape", ALL "; Tshape: " DFX_ARR_I32_64, reshape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ExpandDims", ALL "; Tdim: " DFX_ARR_I32_64, expand_dims_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Squeeze", ALL, squeeze_kernel, DFX_KERNEL_CHEAP, squeeze_init, NULL},
+    {"Shape", ALL "; out_type: " DFX_ARR_I32_64, shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ShapeN", ALL "; out_type: " DFX_ARR_I32_64, shape_n_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Size", ALL "; out_type: " DFX_ARR_I32_64, size_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rank", ALL, rank_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"EnsureShape", ALL, ensure_shape_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastArgs", "T: " DFX_ARR_I32_64, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastGradientArgs", "T: " DFX_ARR_I32_64, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Fill", DFX_ARR_T_COPY "; index_type: " DFX_ARR_I32_64, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Empty", "dtype: " DFX_ARR_COPY_TYPES, empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
+    {"DeepCopy", DFX_ARR_T_COPY, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_shape(dfx_registry *r);

@@ -5,28 +5,62 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "autil.h"
 
 
 /* Copies the box `dims` (rank r) of x starting at soff with strides ss into a
- * new output 0 of shape (on, od). */
+ * new output 0 of shape (on, od). `what` names the input values that size the
+ * output. Only Tile and BroadcastTo make more elements than x has; they
+ * repeat every element of x the same number of times, so a string output
+ * holds x's bytes times out / in. */
 static dfx_code box_out(dfx_kctx *ctx, int on, const int64_t *od, int r, const int64_t *dims, int64_t soff,
-                        const int64_t *ss) {
+                        const int64_t *ss, const char *what) {
   const dfx_tensor *x = ctx->in[0];
   if (on > DFX_MAX_DIMS)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank %d exceeds the supported maximum %d", on, DFX_MAX_DIMS);
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, on, od);
-  if (!y) return DFX_ENOMEM;
+  int64_t count = dfx__shape_count(on, od);
+  if (x->dtype == DFX_STRING && x->count && (count < 0 || count > x->count) &&
+      dfx__arr_str_budget(ctx, what, 0, count < 0 ? -1 : count / x->count, dfx__arr_str_bytes(x)))
+    return ctx->st->code;
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, on, od, what);
+  if (!y) return ctx->st->code;
   int64_t ds[2 * DFX_MAX_DIMS];
   dfx__arr_strides(r, dims, ds);
-  if (dfx__arr_strided(y, 0, ds, x, soff, ss, r, dims)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  return DFX_OK;
+  return dfx__arr_strided(ctx, y, 0, ds, x, soff, ss, r, dims);
 }
 
 /* ---- StridedSlice: TensorFlow's sparse -> dense spec expansion ---- */
 
 #define SS_MAX 32
 enum { NEW_AXIS = -1, SHRINK_AXIS = -2 };
+
+/* The five masks, checked once at init: TF reads them as int32. */
+typedef struct {
+  uint32_t begin, end, ellipsis, new_axis, shrink;
+} ss_masks;
+
+static dfx_code strided_slice_init(const dfx_node *n, void **state, dfx_status *st) {
+  static const char *const names[5] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                                       "shrink_axis_mask"};
+  uint32_t m[5];
+  for (int i = 0; i < 5; i++) {
+    int64_t v = dfx__attr_int(n, names[i], 0);
+    if (v < INT32_MIN || v > INT32_MAX)
+      return dfx__status_set(st, DFX_EINVAL, "attr %s = %lld does not fit in int32", names[i], (long long)v);
+    m[i] = (uint32_t)v;
+  }
+  if (m[2] & (m[2] - 1))
+    return dfx__status_set(st, DFX_EINVAL, "Multiple ellipses in slice spec not allowed (attr ellipsis_mask = %d)",
+                           (int)m[2]);
+  ss_masks *s = dfx__malloc(sizeof *s);
+  if (!s) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  *s = (ss_masks){m[0], m[1], m[2], m[3], m[4]};
+  *state = s;
+  return DFX_OK;
+}
+
+static void strided_slice_fini(void *state) { dfx__free(state); }
 
 static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *tb = ctx->in[1], *te = ctx->in[2], *ts = ctx->in[3];
@@ -39,10 +73,8 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
   if (tb->count > SS_MAX - 1)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "StridedSlice spec has %lld entries, at most %d supported",
                           (long long)tb->count, SS_MAX - 1);
-  int64_t bm = dfx__attr_int(ctx->node, "begin_mask", 0), em = dfx__attr_int(ctx->node, "end_mask", 0),
-          elm = dfx__attr_int(ctx->node, "ellipsis_mask", 0), nam = dfx__attr_int(ctx->node, "new_axis_mask", 0),
-          sam = dfx__attr_int(ctx->node, "shrink_axis_mask", 0);
-  if (elm & (elm - 1)) return dfx__kctx_fail(ctx, DFX_EINVAL, "Multiple ellipses in slice spec not allowed");
+  const ss_masks *mk = ctx->state;
+  uint64_t bm = mk->begin, em = mk->end, elm = mk->ellipsis, nam = mk->new_axis, sam = mk->shrink;
   int sdims = (int)tb->count, r = x->ndims;
   int64_t sb[SS_MAX], se[SS_MAX], sst[SS_MAX];
   for (int i = 0; i < sdims; i++) {
@@ -58,7 +90,7 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
     if ((elm >> i) & 1) seen = true;
   }
   if (!seen) {
-    elm |= (int64_t)1 << sdims;
+    elm |= (uint64_t)1 << sdims;
     sb[sdims] = se[sdims] = 0;
     sst[sdims] = 1;
     sdims++;
@@ -126,7 +158,9 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
     int64_t len = ei - bi;
     if (len == 0 || ((len < 0) != (st < 0))) pd[i] = 0;
     else pd[i] = len / st + (len % st != 0);
-    ss[i] = xs[i] * st;
+    /* A stride may be anything (INT64_MIN); with two or more elements it is
+     * below the dim, so the element stride cannot overflow. */
+    ss[i] = pd[i] > 1 ? xs[i] * st : xs[i];
     if (pd[i] > 0) soff += bi * xs[i];
   }
   int64_t od[SS_MAX + DFX_MAX_DIMS];
@@ -136,7 +170,7 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
     else if (gather[k] == NEW_AXIS) od[on++] = 1;
   }
   if (dfx__arr_prod(pd, 0, r) == 0) soff = 0;
-  return box_out(ctx, on, od, r, pd, soff, ss);
+  return box_out(ctx, on, od, r, pd, soff, ss, "StridedSlice");
 }
 
 /* ---- Slice ---- */
@@ -154,17 +188,17 @@ static dfx_code slice_kernel(dfx_kctx *ctx) {
   dfx__arr_strides(r, x->dims, xs);
   for (int i = 0; i < r; i++) {
     int64_t b = dfx__tensor_get_i64(tb, i), s = dfx__tensor_get_i64(tz, i), dim = x->dims[i];
-    if (s == -1) s = dim - b;
     if (b < 0 || b > dim)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected begin[%d] in [0, %lld], but got %lld", i, (long long)dim,
                             (long long)b);
-    if (s < 0 || b + s > dim)
+    if (s == -1) s = dim - b;
+    if (s < 0 || s > dim - b)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected size[%d] in [0, %lld], but got %lld", i, (long long)(dim - b),
                             (long long)s);
     od[i] = s;
     soff += b * xs[i];
   }
-  return box_out(ctx, r, od, r, od, soff, xs);
+  return box_out(ctx, r, od, r, od, soff, xs, "Slice");
 }
 
 /* ---- Transpose ---- */
@@ -195,7 +229,7 @@ static dfx_code transpose_kernel(dfx_kctx *ctx) {
       for (int k = 0; k < r && o < sizeof p; k++) o += (size_t)snprintf(p + o, sizeof p - o, k ? ",%lld" : "%lld", (long long)perm[k]);
       return dfx__kctx_fail(ctx, DFX_EINVAL, "%d is missing from {%s}.", i, p);
     }
-  return box_out(ctx, r, od, r, od, 0, ss);
+  return box_out(ctx, r, od, r, od, 0, ss, "Transpose");
 }
 
 /* ---- ReverseV2 ---- */
@@ -220,7 +254,7 @@ static dfx_code reverse_kernel(dfx_kctx *ctx) {
     if (rev[i] && x->dims[i] > 0) soff += (x->dims[i] - 1) * xs[i];
   }
   if (x->count == 0) soff = 0;
-  return box_out(ctx, r, x->dims, r, x->dims, soff, ss);
+  return box_out(ctx, r, x->dims, r, x->dims, soff, ss, "ReverseV2");
 }
 
 /* ---- Tile and BroadcastTo ---- */
@@ -237,13 +271,14 @@ static dfx_code tile_kernel(dfx_kctx *ctx) {
   for (int i = 0; i < r; i++) {
     int64_t m = dfx__tensor_get_i64(tm, i);
     if (m < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected multiples[%d] >= 0, but got %lld", i, (long long)m);
-    od[i] = m * x->dims[i];
+    if (__builtin_mul_overflow(m, x->dims[i], &od[i]))
+      return dfx__kctx_fail(ctx, DFX_ELIMIT, "multiples[%d] = %lld overflows the output dim", i, (long long)m);
     bd[2 * i] = m;
     bd[2 * i + 1] = x->dims[i];
     ss[2 * i] = 0;
     ss[2 * i + 1] = xs[i];
   }
-  return box_out(ctx, r, od, 2 * r, bd, 0, ss);
+  return box_out(ctx, r, od, 2 * r, bd, 0, ss, "Tile multiples");
 }
 
 static dfx_code broadcast_to_kernel(dfx_kctx *ctx) {
@@ -270,16 +305,19 @@ static dfx_code broadcast_to_kernel(dfx_kctx *ctx) {
   if (!ok)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Unable to broadcast tensor of shape %s to tensor of shape %s",
                           DFX_SHAPE_STR(x, b1), dfx__shape_str(on, od, b2, sizeof b2));
-  return box_out(ctx, on, od, on, od, 0, ss);
+  return box_out(ctx, on, od, on, od, 0, ss, "BroadcastTo shape");
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"StridedSlice", NULL, strided_slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Slice", NULL, slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Transpose", NULL, transpose_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ReverseV2", NULL, reverse_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tile", NULL, tile_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BroadcastTo", NULL, broadcast_to_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"StridedSlice", DFX_ARR_T_COPY "; Index: {int16, int32, int64}", strided_slice_kernel, DFX_KERNEL_CHEAP,
+     strided_slice_init, strided_slice_fini},
+    {"Slice", DFX_ARR_T_COPY "; Index: " DFX_ARR_I32_64, slice_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Transpose", DFX_ARR_T_COPY "; Tperm: " DFX_ARR_I32_64, transpose_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ReverseV2",
+     "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, bfloat16, half, float, double, complex64, "
+     "complex128, string}; Tidx: " DFX_ARR_I32_64, reverse_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tile", DFX_ARR_T_COPY "; Tmultiples: " DFX_ARR_I32_64, tile_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BroadcastTo", DFX_ARR_T_COPY "; Tidx: " DFX_ARR_I32_64, broadcast_to_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_array_slice(dfx_registry *r);

@@ -18,10 +18,8 @@ static bool nonzero(const dfx_tensor *x, int64_t i) {
 
 static dfx_code where_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
-  if (x->dtype == DFX_STRING || x->dtype == DFX_RESOURCE || x->dtype == DFX_VARIANT)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Where does not support %s inputs", dfx_dtype_name((dfx_dtype)x->dtype));
   int r = x->ndims;
-  int64_t n = 0;
+  int64_t n = 0, work = 0;
   for (int64_t i = 0; i < x->count; i++) n += nonzero(x, i);
   int64_t od[2] = {n, r};
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_I64, 2, od);
@@ -32,9 +30,19 @@ static dfx_code where_kernel(dfx_kctx *ctx) {
       memcpy(o, c, sizeof(int64_t) * (size_t)r);
       o += r;
     }
-    for (int k = r - 1; k >= 0 && ++c[k] == x->dims[k]; k--) c[k] = 0;
+    int k = r - 1;
+    for (; k >= 0 && ++c[k] == x->dims[k]; k--) c[k] = 0;
+    /* Polls once per innermost row, so a check per element is not needed. */
+    dfx_code rc = k < r - 1 ? dfx__arr_tick(ctx, &work, x->dims[r - 1]) : DFX_OK;
+    if (rc) return rc;
   }
   return DFX_OK;
+}
+
+/* axis is -1 (last) or an output dim. */
+static dfx_code one_hot_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  return dfx__arr_attr_range(n, "axis", -1, DFX_MAX_DIMS - 1, st);
 }
 
 static dfx_code one_hot_kernel(dfx_kctx *ctx) {
@@ -55,23 +63,38 @@ static dfx_code one_hot_kernel(dfx_kctx *ctx) {
   int a = axis == -1 ? r : (int)axis;
   int64_t od[DFX_MAX_DIMS];
   for (int i = 0, j = 0; i <= r; i++) od[i] = i == a ? depth : ix->dims[j++];
-  dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)on->dtype, r + 1, od);
-  if (!y) return DFX_ENOMEM;
-  if (dfx__arr_fill(y, 0, y->count, off, 0)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  int64_t suffix = dfx__arr_prod(ix->dims, a, r), prefix = dfx__arr_prod(ix->dims, 0, a);
-  for (int64_t p = 0; p < prefix; p++)
+  char what[64];
+  snprintf(what, sizeof what, "OneHot depth %lld", (long long)depth);
+  int64_t count = dfx__shape_count(r + 1, od);
+  if (on->dtype == DFX_STRING) { /* off everywhere, plus at most one on per index */
+    uint64_t bytes = 0;
+    bool ok = count >= 0 && dfx__arr_str_add(&bytes, (uint64_t)count, dfx__arr_str_len(off, 0)) &&
+              dfx__arr_str_add(&bytes, (uint64_t)ix->count, dfx__arr_str_len(on, 0));
+    dfx_code c = dfx__arr_str_limit(ctx, ok, bytes, what);
+    if (c) return c;
+  }
+  dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)on->dtype, r + 1, od, what);
+  if (!y) return ctx->st->code;
+  dfx_code c = dfx__arr_fill(ctx, y, 0, y->count, off, 0);
+  if (c) return c;
+  int64_t suffix = dfx__arr_prod(ix->dims, a, r), prefix = dfx__arr_prod(ix->dims, 0, a), work = 0;
+  for (int64_t p = 0; p < prefix; p++) {
     for (int64_t s = 0; s < suffix; s++) {
       int64_t v = dfx__tensor_get_i64(ix, p * suffix + s);
-      if (v < 0 || v >= depth) continue;
-      if (dfx__arr_copy(y, (p * depth + v) * suffix + s, on, 0, 1))
-        return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+      if (v >= 0 && v < depth && (c = dfx__arr_copy(ctx, y, (p * depth + v) * suffix + s, on, 0, 1))) return c;
     }
+    if ((c = dfx__arr_tick(ctx, &work, suffix + 1))) return c;
+  }
   return DFX_OK;
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Where", NULL, where_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"OneHot", NULL, one_hot_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Where",
+     "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, "
+     "quint16, uint16, complex128, half, uint32, uint64, bool}",
+     where_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"OneHot", "T: " DFX_ARR_COPY_TYPES "; TI: {uint8, int8, int32, int64}", one_hot_kernel, DFX_KERNEL_CHEAP,
+     one_hot_init, NULL},
     {NULL}};
 
 void dfx__kernels_array_where(dfx_registry *r);

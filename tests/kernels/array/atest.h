@@ -42,14 +42,17 @@ static inline void aset(dfx_tensor *t, int64_t i, double v) {
     case DFX_F16: ((uint16_t *)p)[i] = dfx__f32_to_f16((float)v); break;
     case DFX_BF16: ((uint16_t *)p)[i] = dfx__f32_to_bf16((float)v); break;
     case DFX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case DFX_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case DFX_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case DFX_I16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case DFX_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case DFX_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case DFX_I8: case DFX_QI8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case DFX_U8: case DFX_QU8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case DFX_I16: case DFX_QI16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case DFX_U16: case DFX_QU16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case DFX_I32: case DFX_QI32: ((int32_t *)p)[i] = (int32_t)v; break;
     case DFX_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
     case DFX_I64: ((int64_t *)p)[i] = (int64_t)v; break;
     case DFX_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    /* Handles are opaque pointers: tests store small integers in them. */
+    case DFX_RESOURCE: case DFX_VARIANT: ((uintptr_t *)p)[i] = (uintptr_t)v; break;
+    case DFX_C64: ((float *)p)[2 * i] = (float)v; ((float *)p)[2 * i + 1] = (float)-v; break;
     case DFX_C128: ((double *)p)[2 * i] = v; ((double *)p)[2 * i + 1] = -v; break;
     case DFX_STRING: {
       char buf[32];
@@ -61,10 +64,11 @@ static inline void aset(dfx_tensor *t, int64_t i, double v) {
   }
 }
 
-/* Reads element i as a double; strings "s<v>" read back as v. */
+/* Reads element i as a double; strings "s<v>" read back as v, "" as 0. */
 static inline double aget(const dfx_tensor *t, int64_t i) {
   if (t->dtype == DFX_STRING) {
     const dfx_str *s = (const dfx_str *)t->data + i;
+    if (s->len == 0) return 0;
     char buf[64] = {0};
     cr_assert(s->len > 1 && s->len < sizeof buf && s->ptr[0] == 's', "bad string element %lld", (long long)i);
     memcpy(buf, s->ptr + 1, s->len - 1);
@@ -75,6 +79,12 @@ static inline double aget(const dfx_tensor *t, int64_t i) {
     cr_assert(p[1] == -p[0] || (p[0] == 0 && p[1] == 0));
     return p[0];
   }
+  if (t->dtype == DFX_C64) {
+    const float *p = (const float *)t->data + 2 * i;
+    cr_assert(p[1] == -p[0] || (p[0] == 0 && p[1] == 0));
+    return p[0];
+  }
+  if (t->dtype == DFX_RESOURCE || t->dtype == DFX_VARIANT) return (double)((const uintptr_t *)t->data)[i];
   return dfx__tensor_get_f64(t, i);
 }
 
@@ -132,12 +142,29 @@ static inline void afree(dfx_tensor **t, int n) {
   for (int i = 0; i < n; i++) dfx__tensor_unref(t[i]);
 }
 
-/* Dtypes every copy op is exercised with. */
-static const dfx_dtype atest_dtypes[] = {DFX_F32, DFX_F64, DFX_I8, DFX_U8, DFX_I16, DFX_I32, DFX_I64, DFX_U64,
-                                         DFX_F16, DFX_BF16, DFX_BOOL, DFX_STRING, DFX_C128};
-#define ATEST_NDT ((int)(sizeof atest_dtypes / sizeof atest_dtypes[0]))
+/* The dtypes the kernels of `op` declare for type attr `attr` (kernel rows'
+ * `types`), so dtype sweeps cover exactly the declared set. */
+static inline int adtypes(const char *op, const char *attr, dfx_dtype *out) {
+  uint64_t m = dfx__registry_kernel_types(dfx__lib_registry(NULL), op, attr);
+  cr_assert(m != ~(uint64_t)0, "%s: a kernel row leaves %s unconstrained", op, attr);
+  int n = 0;
+  for (int t = 1; t < DFX_DTYPE_END_; t++)
+    if (m >> t & 1) out[n++] = (dfx_dtype)t;
+  cr_assert(n > 0, "%s declares no dtype for %s", op, attr);
+  return n;
+}
+
+/* An integer tensor of dtype dt (rank 1, or rank 0 when n < 0 with v[0]). */
+static inline dfx_tensor *aint(dfx_dtype dt, int n, const int64_t *v) {
+  int64_t d = n;
+  dfx_tensor *t = dfx__tensor_zeros(dt, n < 0 ? 0 : 1, &d, NULL);
+  cr_assert(t);
+  for (int64_t i = 0; i < t->count; i++) aset(t, i, (double)v[i]);
+  return t;
+}
 
 /* Value the reference uses for source element i in dtype dt (bool: 0/1). */
+
 static inline double aval(dfx_dtype dt, int64_t i) { return dt == DFX_BOOL ? (double)(i % 2) : (double)(i % 100); }
 
 static inline dfx_tensor *aseq(dfx_dtype dt, int nd, const int64_t *dims) {

@@ -17,10 +17,12 @@ static int64_t ravel(const int64_t *c, int nd, const int64_t *dims) {
 ATEST(pack, all_dtypes_shapes_axes) {
   static const int64_t shapes[][3] = {{2, 3, 0}, {4, 0, 0}, {0, 2, 0}, {2, 1, 3}};
   static const int ranks[] = {2, 1, 2, 3};
-  for (int di = 0; di < ATEST_NDT; di++)
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Pack", "T", dts);
+  for (int di = 0; di < ndt; di++)
     for (int s = 0; s < 4; s++)
       for (int r0 = ranks[s], axis = -(r0 + 1); axis <= r0; axis++) {
-        dfx_dtype dt = atest_dtypes[di];
+        dfx_dtype dt = dts[di];
         const int N = 3;
         dfx_node *n = kh_node_new("Pack");
         kh_attr_int(n, "N", N);
@@ -71,9 +73,11 @@ ATEST(pack, scalars_and_errors) {
 
 ATEST(unpack, all_dtypes_axes) {
   const int64_t dims[3] = {2, 3, 4};
-  for (int di = 0; di < ATEST_NDT; di++)
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Unpack", "T", dts);
+  for (int di = 0; di < ndt; di++)
     for (int axis = -3; axis < 3; axis++) {
-      dfx_dtype dt = atest_dtypes[di];
+      dfx_dtype dt = dts[di];
       int a = axis < 0 ? axis + 3 : axis;
       dfx_node *n = kh_node_new("Unpack");
       kh_attr_int(n, "num", dims[a]);
@@ -125,7 +129,7 @@ static void concat_case(const char *op, dfx_dtype dt, int axis, dfx_dtype tidx) 
     xs[i] = dfx__tensor_zeros(dt, 3, d[i], NULL);
     for (int64_t e = 0; e < xs[i]->count; e++) aset(xs[i], e, aval(dt, e + 10 * i));
   }
-  dfx_tensor *ax = tidx == DFX_I32 ? kh_scalar_i32(axis) : kh_i64(0, NULL, (int64_t[]){axis});
+  dfx_tensor *ax = aint(tidx, -1, (int64_t[]){axis});
   dfx_node *n = kh_node_new(op);
   kh_attr_int(n, "N", 3);
   kh_attr_type(n, "T", dt);
@@ -157,11 +161,15 @@ static void concat_case(const char *op, dfx_dtype dt, int axis, dfx_dtype tidx) 
 }
 
 ATEST(concat, all_dtypes_axes) {
-  for (int di = 0; di < ATEST_NDT; di++)
+  dfx_dtype dts[DFX_DTYPE_END_], its[DFX_DTYPE_END_];
+  int ndt = adtypes("ConcatV2", "T", dts), nit = adtypes("ConcatV2", "Tidx", its);
+  dfx_dtype dts2[DFX_DTYPE_END_]; /* Concat shares the sweep: same declared set */
+  cr_assert_eq(adtypes("Concat", "T", dts2), ndt);
+  cr_assert_arr_eq(dts2, dts, sizeof(dfx_dtype) * (size_t)ndt);
+  for (int di = 0; di < ndt; di++)
     for (int axis = -3; axis < 3; axis++) {
-      concat_case("ConcatV2", atest_dtypes[di], axis, DFX_I32);
-      concat_case("ConcatV2", atest_dtypes[di], axis, DFX_I64);
-      concat_case("Concat", atest_dtypes[di], axis, DFX_I32);
+      for (int ii = 0; ii < nit; ii++) concat_case("ConcatV2", dts[di], axis, its[ii]);
+      concat_case("Concat", dts[di], axis, DFX_I32);
     }
 }
 
@@ -224,9 +232,14 @@ static void check_split(dfx_tensor **out, int nout, dfx_dtype dt, int a, const i
 
 ATEST(split, all_dtypes_axes) {
   const int64_t dims[3] = {4, 6, 2};
-  for (int di = 0; di < ATEST_NDT; di++)
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Split", "T", dts);
+  dfx_dtype dts2[DFX_DTYPE_END_]; /* SplitV shares the sweep: same declared set */
+  cr_assert_eq(adtypes("SplitV", "T", dts2), ndt);
+  cr_assert_arr_eq(dts2, dts, sizeof(dfx_dtype) * (size_t)ndt);
+  for (int di = 0; di < ndt; di++)
     for (int axis = -3; axis < 3; axis++) {
-      dfx_dtype dt = atest_dtypes[di];
+      dfx_dtype dt = dts[di];
       int a = axis < 0 ? axis + 3 : axis;
       int ns = (int)dims[a] / 2;
       dfx_node *n = kh_node_new("Split");

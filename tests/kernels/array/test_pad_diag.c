@@ -11,9 +11,10 @@ static void one(dfx_node *n, dfx_tensor **in, int nin, dfx_dtype dt, int nd, con
 }
 
 ATEST(pad, pad_and_padv2_all_dtypes) {
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
-    if (dt == DFX_STRING) continue; /* Pad's zero for strings is "", which aget cannot read back */
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Pad", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("Pad");
     kh_attr_type(n, "T", dt);
     dfx_tensor *in[3] = {avals(dt, 2, (int64_t[]){2, 2}, (double[]){1, 0, 1, 1}),
@@ -22,8 +23,9 @@ ATEST(pad, pad_and_padv2_all_dtypes) {
     kh_node_free(n);
     afree(in, 2);
   }
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  ndt = adtypes("PadV2", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("PadV2");
     kh_attr_type(n, "T", dt);
     kh_attr_type(n, "Tpaddings", DFX_I64);

@@ -12,8 +12,10 @@ static void one(dfx_node *n, dfx_tensor **in, int nin, dfx_dtype dt, int nd, con
 }
 
 ATEST(reshape, infer_and_errors) {
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Reshape", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("Reshape");
     kh_attr_type(n, "T", dt);
     dfx_tensor *in[2] = {aseq(dt, 2, (int64_t[]){2, 3}), ai32v(2, (int32_t[]){3, -1})};
@@ -154,8 +156,10 @@ ATEST(broadcast_args, args_and_gradient_args) {
 }
 
 ATEST(fill, dtypes_and_errors) {
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Fill", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("Fill");
     kh_attr_type(n, "T", dt);
     kh_attr_type(n, "index_type", DFX_I64);

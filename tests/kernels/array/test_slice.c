@@ -90,8 +90,10 @@ ATEST(strided_slice, reversal_all_dtypes) {
   /* x[:, ::-1, 1:3] on [3,4,5] against a coordinate reference. */
   const int64_t xd[3] = {3, 4, 5}, od[3] = {3, 4, 2};
   ss_case c = {3, {0, 0, 1}, {0, 0, 3}, {1, -1, 1}, 3, 3, 0, 0, 0, 3, {3, 4, 2}, {0}, NULL};
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("StridedSlice", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_tensor *x = aseq(dt, 3, xd);
     dfx_tensor *y = run_ss(dt, x, &c, NULL);
     acheck(y, dt, 3, od, NULL);
@@ -118,8 +120,10 @@ ATEST(strided_slice, scalar_input) {
 
 ATEST(slice, all_dtypes_and_errors) {
   const int64_t xd[3] = {3, 4, 5};
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Slice", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("Slice");
     kh_attr_type(n, "T", dt);
     kh_attr_type(n, "Index", DFX_I64);
@@ -159,9 +163,11 @@ ATEST(slice, all_dtypes_and_errors) {
 ATEST(transpose, all_perms_all_dtypes) {
   const int64_t xd[3] = {2, 3, 4};
   static const int32_t perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-  for (int di = 0; di < ATEST_NDT; di++)
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Transpose", "T", dts);
+  for (int di = 0; di < ndt; di++)
     for (int p = 0; p < 6; p++) {
-      dfx_dtype dt = atest_dtypes[di];
+      dfx_dtype dt = dts[di];
       dfx_node *n = kh_node_new("Transpose");
       kh_attr_type(n, "T", dt);
       dfx_tensor *in[2] = {aseq(dt, 3, xd), ai32v(3, perms[p])}, *out[1];
@@ -205,9 +211,11 @@ ATEST(transpose, errors_and_scalar) {
 ATEST(reverse_v2, axes_all_dtypes) {
   const int64_t xd[3] = {2, 3, 4};
   static const int32_t axes[][2] = {{0, -1}, {1, -1}, {2, -1}, {0, 2}, {-1, 1}};
-  for (int di = 0; di < ATEST_NDT; di++)
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("ReverseV2", "T", dts);
+  for (int di = 0; di < ndt; di++)
     for (int a = 0; a < 5; a++) {
-      dfx_dtype dt = atest_dtypes[di];
+      dfx_dtype dt = dts[di];
       int na = axes[a][1] == -1 && a < 3 ? 1 : 2;
       bool rev[3] = {false};
       for (int k = 0; k < na; k++) rev[(axes[a][k] + 3) % 3] = true;
@@ -239,8 +247,10 @@ ATEST(reverse_v2, axes_all_dtypes) {
 
 ATEST(tile, all_dtypes) {
   const int64_t xd[2] = {2, 3};
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("Tile", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("Tile");
     kh_attr_type(n, "T", dt);
     dfx_tensor *in[2] = {aseq(dt, 2, xd), ai32v(2, (int32_t[]){3, 2})}, *out[1];
@@ -273,8 +283,10 @@ ATEST(tile, all_dtypes) {
 
 ATEST(broadcast_to, all_dtypes) {
   const int64_t xd[2] = {3, 1};
-  for (int di = 0; di < ATEST_NDT; di++) {
-    dfx_dtype dt = atest_dtypes[di];
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int ndt = adtypes("BroadcastTo", "T", dts);
+  for (int di = 0; di < ndt; di++) {
+    dfx_dtype dt = dts[di];
     dfx_node *n = kh_node_new("BroadcastTo");
     kh_attr_type(n, "T", dt);
     dfx_tensor *in[2] = {aseq(dt, 2, xd), ai32v(3, (int32_t[]){2, 3, 4})}, *out[1];
