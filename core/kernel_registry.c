@@ -217,6 +217,26 @@ void dfx__kernels_add(dfx_registry *r, const dfx_kernel_def *kernels) {
   }
 }
 
+/* A row may only constrain the op's type attrs, and only to dtypes the op
+ * allows: a kernel declaring more than TensorFlow's OpDef would never see
+ * those nodes (import rejects them), so the declaration would be a lie. */
+static dfx_code check_rules(const dfx_op_def *d, const krow *row, dfx_status *st) {
+  for (int i = 0; i < row->n_rules; i++) {
+    const type_rule *rule = &row->rules[i];
+    const dfx_op_attr *a = dfx__op_def_attr(d, rule->name);
+    bool is_type = a && (a->kind == DFX_ATTR_TYPE || (a->kind == DFX_ATTR_LIST && a->elem == DFX_ATTR_TYPE));
+    if (!is_type)
+      return dfx__status_set(st, DFX_EINTERNAL, "kernel of op %s constrains '%s', which is not a type attr of the op",
+                             d->name, rule->name);
+    uint64_t extra = a->allowed ? rule->mask & ~(uint64_t)a->allowed : 0;
+    for (int t = 1; t < 64; t++)
+      if (extra >> t & 1)
+        return dfx__status_set(st, DFX_EINTERNAL, "kernel of op %s declares %s=%s, which TensorFlow's OpDef does not allow",
+                               d->name, rule->name, dfx_dtype_name((dfx_dtype)t));
+  }
+  return DFX_OK;
+}
+
 dfx_registry *dfx__registry_new(void) { return calloc(1, sizeof(dfx_registry)); }
 
 static int cmp_entry(const void *a, const void *b) {
@@ -235,6 +255,8 @@ dfx_code dfx__registry_seal(dfx_registry *r, dfx_status *st) {
     dfx_code c = dfx__op_find(r->order[i]->name, &d, st);
     if (c != DFX_OK) return c;
     if (!d) return dfx__status_set(st, DFX_EINTERNAL, "op %s has a kernel but no signature", r->order[i]->name);
+    for (const krow *row = r->order[i]->kernels; row; row = row->next)
+      if ((c = check_rules(d, row, st)) != DFX_OK) return c;
   }
   r->sealed = true;
   return DFX_OK;

@@ -108,6 +108,10 @@ Test(kernel_registry, table_errors_are_reported_at_seal) {
   expect_seal_error(bad_types, DFX_EINTERNAL, "bad types string");
   static const dfx_kernel_def no_brace[] = {{"Add", "T: float", k_float, 0}, {NULL}};
   expect_seal_error(no_brace, DFX_EINTERNAL, "bad types string");
+  static const dfx_kernel_def not_a_type_attr[] = {{"Add", "N: {float}", k_float, 0}, {NULL}};
+  expect_seal_error(not_a_type_attr, DFX_EINTERNAL, "'N', which is not a type attr");
+  static const dfx_kernel_def beyond_tf[] = {{"Relu", "T: {float, string}", k_float, 0}, {NULL}};
+  expect_seal_error(beyond_tf, DFX_EINTERNAL, "declares T=string, which TensorFlow's OpDef does not allow");
   static const dfx_kernel_def unknown_op[] = {{"NoSuchOpAnywhere", NULL, k_float, 0}, {NULL}};
   expect_seal_error(unknown_op, DFX_EINTERNAL, "NoSuchOpAnywhere has a kernel but no signature");
 }

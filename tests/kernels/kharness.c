@@ -119,8 +119,19 @@ dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n
                     .step = &step, .frame = "", .iter = 0, .st = &st};
     c = k->fn(&ctx);
     if (c == DFX_OK) {
-      for (int i = 0; i < n->n_out; i++)
-        if (!out[i]) c = dfx__status_set(&st, DFX_EINTERNAL, "kernel %s left output %d unset", n->op, i);
+      for (int i = 0; i < n->n_out && c == DFX_OK; i++) {
+        if (!out[i]) {
+          c = dfx__status_set(&st, DFX_EINTERNAL, "kernel %s left output %d unset", n->op, i);
+          break;
+        }
+        /* An output may be the kernel state's own tensor (a Const's
+         * immortal value), which fini below frees: hand out a copy the
+         * caller owns, as a session's fetch does. */
+        dfx_tensor *mine = dfx__tensor_export(out[i]);
+        dfx__tensor_unref(out[i]);
+        out[i] = mine;
+        if (!mine) c = dfx__status_set(&st, DFX_ENOMEM, "out of memory exporting output %d", i);
+      }
     }
     if (c != DFX_OK) {
       for (int i = 0; i < n->n_out; i++) {
