@@ -494,6 +494,10 @@ DFX_API dfx_code dfx_builder_scope_push(dfx_builder *b, const char *name, dfx_st
 /* Closes the innermost scope opened by dfx_builder_scope_push; DFX_EINVAL
  * when there is none (helpers' scopes cannot be closed from a callback). */
 DFX_API dfx_code dfx_builder_scope_pop(dfx_builder *b, dfx_status *st);
+/* The current name scope: the prefix a node name gets, "" at the root or
+ * "a/b/" (inside a while/cond callback, the helper's scope, "while/").
+ * Borrowed from the builder, valid until its next call; "" for NULL. */
+DFX_API const char *dfx_builder_scope(const dfx_builder *b);
 /* The control pivot of the current context: the node every input-less node
  * created now is made to depend on ("while/Identity" in a loop body,
  * "while/Merge" in a loop condition, "cond/switch_t" in a true branch).
