@@ -11,11 +11,12 @@
 #include "alloc.h"
 #include "builder.h"
 
-#define OOM(b, st) dfx__builder_fail(b, st, DFX_ENOMEM, "builder: out of memory")
+#define OOM(b, st) DFX_BUILDER_OOM(b, st)
 
 /* ---- contexts and scopes ---- */
 
-int dfx__builder_ctx_new(dfx_builder *b, int kind, int parent, const char *scope, dfx_status *st) {
+/* Adds a context; returns its index or -1 (out of memory, recorded). */
+static int ctx_new(dfx_builder *b, int kind, int parent, const char *scope, dfx_status *st) {
   if (b->n_ctx == b->cap_ctx) {
     int cap = b->cap_ctx * 2;
     dfx_bctx *nc = dfx__realloc(b->ctxs, (size_t)cap * sizeof *nc);
@@ -60,7 +61,7 @@ static dfx_code scope_push(dfx_builder *b, const char *part, bool helper, dfx_st
 }
 
 /* A helper's scope is a full name: the scope is replaced, not extended. */
-dfx_code dfx__builder_scope_enter(dfx_builder *b, const char *full, dfx_status *st) {
+static dfx_code scope_enter(dfx_builder *b, const char *full, dfx_status *st) {
   size_t keep = b->scope_len;
   b->scope_len = 0;
   dfx_code c = scope_push(b, full, true, st);
@@ -74,7 +75,7 @@ dfx_code dfx__builder_scope_enter(dfx_builder *b, const char *full, dfx_status *
 
 /* Restores the scope string of before the helper: it was a prefix of the
  * helper's full name, so truncating the new one brings it back. */
-void dfx__builder_scope_leave(dfx_builder *b) {
+static void scope_leave(dfx_builder *b) {
   b->scope_len = b->scopes[--b->n_scopes].prev_len;
   b->scope[b->scope_len] = 0;
 }
@@ -90,9 +91,11 @@ dfx_code dfx_builder_scope_pop(dfx_builder *b, dfx_status *st) {
   dfx__status_clear(st);
   if (!b || !b->n_scopes || b->scopes[b->n_scopes - 1].helper)
     return dfx__builder_fail(b, st, DFX_EINVAL, "dfx_builder_scope_pop: no scope opened by dfx_builder_scope_push");
-  dfx__builder_scope_leave(b);
+  scope_leave(b);
   return DFX_OK;
 }
+
+const char *dfx_builder_scope(const dfx_builder *b) { return b ? b->scope : ""; }
 
 const char *dfx_builder_pivot(const dfx_builder *b) { return b ? b->ctxs[b->cur].pivot : NULL; }
 
@@ -104,7 +107,7 @@ static bool encloses(const dfx_builder *b, int outer, int inner) {
   return false;
 }
 
-static const char *ctx_name(const dfx_builder *b, int ctx, char *buf, size_t n) {
+const char *dfx__builder_ctx_name(const dfx_builder *b, int ctx, char *buf, size_t n) {
   const dfx_bctx *c = &b->ctxs[ctx];
   int sl = (int)strlen(c->scope);
   if (c->kind == DFX_BCTX_LOOP) snprintf(buf, n, "loop '%.*s'", sl ? sl - 1 : 0, c->scope);
@@ -136,10 +139,10 @@ dfx_code dfx__builder_import(dfx_builder *b, int ctx, const char *tensor, const 
   if (!encloses(b, pc, ctx)) {
     char d1[160], d2[160];
     return dfx__builder_fail(b, st, DFX_EINVAL, "builder: tensor '%s' lives in %s and cannot be used in %s%s", tensor,
-                             ctx_name(b, pc, d1, sizeof d1), ctx_name(b, ctx, d2, sizeof d2),
+                             dfx__builder_ctx_name(b, pc, d1, sizeof d1), dfx__builder_ctx_name(b, ctx, d2, sizeof d2),
                              b->ctxs[pc].kind == DFX_BCTX_LOOP ? " (use the loop's Exit outputs)" : "");
   }
-  const char *key = slot ? dfx__arena_printf(&b->arena, "%s:%d", b->nodes[p]->nd.name, slot) : b->nodes[p]->nd.name;
+  const char *key = slot ? dfx__arena_printf(&b->arena, "%s:%d", dfx_bnode_name(b->nodes[p]), slot) : dfx_bnode_name(b->nodes[p]);
   if (!key) return OOM(b, st);
   for (int i = 0; i < b->ctxs[ctx].n_imports; i++)
     if (strcmp(b->ctxs[ctx].imports[i].from, key) == 0) {
@@ -159,7 +162,7 @@ dfx_code dfx__builder_import(dfx_builder *b, int ctx, const char *tensor, const 
     const char *name = dfx__builder_unique(b, base, st);
     if (!name) return OOM(b, st);
     if ((c = dfx__builder_raw(b, "Enter", name, &outer, 1, ctx, &n, st)) != DFX_OK) return c;
-    if (dfx__bnode_attr_s(n, "frame_name", cx->frame) != DFX_OK || dfx_bnode_attr_bool(n, "is_constant", 1) != DFX_OK ||
+    if (dfx_bnode_attr_string(n, "frame_name", cx->frame) != DFX_OK || dfx_bnode_attr_bool(n, "is_constant", 1) != DFX_OK ||
         dfx_bnode_attr_int(n, "parallel_iterations", cx->parallel_iterations) != DFX_OK)
       return dfx__status_copy(st, &b->err);
     to = name;
@@ -207,7 +210,7 @@ static const char *helper_scope(dfx_builder *b, const char *name, const char *de
     OOM(b, st);
     return NULL;
   }
-  return dfx__builder_scope_enter(b, full, st) == DFX_OK ? scope : NULL;
+  return scope_enter(b, full, st) == DFX_OK ? scope : NULL;
 }
 
 /* Reports a callback's failure; keeps a message it already left. */
@@ -247,7 +250,7 @@ dfx_code dfx_builder_while(dfx_builder *b, const char *name, const char *const *
     c = b->err.code;
     goto done;
   }
-  int L = dfx__builder_ctx_new(b, DFX_BCTX_LOOP, outer, scope, st);
+  int L = ctx_new(b, DFX_BCTX_LOOP, outer, scope, st);
   if (L < 0) {
     c = DFX_ENOMEM;
     goto leave;
@@ -268,7 +271,7 @@ dfx_code dfx_builder_while(dfx_builder *b, const char *name, const char *const *
     snprintf(base, sizeof base, "%sNextIteration", scope);
     if (!(nexts[i] = dfx__builder_unique(b, base, st))) c = DFX_ENOMEM;
     else if ((c = helper_node(b, scope, "Enter", &vars[i], 1, L, &en, st)) == DFX_OK) {
-      if (dfx__bnode_attr_s(en, "frame_name", frame) || dfx_bnode_attr_bool(en, "is_constant", 0) ||
+      if (dfx_bnode_attr_string(en, "frame_name", frame) || dfx_bnode_attr_bool(en, "is_constant", 0) ||
           dfx_bnode_attr_int(en, "parallel_iterations", parallel_iterations))
         c = dfx__status_copy(st, &b->err);
       const char *ins[2] = {dfx_bnode_name(en), nexts[i]};
@@ -337,7 +340,7 @@ dfx_code dfx_builder_while(dfx_builder *b, const char *name, const char *const *
   }
 leave:
   b->cur = outer;
-  dfx__builder_scope_leave(b);
+  scope_leave(b);
 done:
   if (c != DFX_OK)
     for (int i = 0; i < n; i++) exits[i] = NULL;
@@ -353,7 +356,7 @@ done:
 static dfx_code run_branch(dfx_builder *b, int parent, const char *scope, int branch, const char *pivot,
                            const char *pred_id, int n_out, dfx_cond_branch_fn fn, void *ud, const char **res,
                            dfx_status *st) {
-  int C = dfx__builder_ctx_new(b, DFX_BCTX_COND, parent, scope, st);
+  int C = ctx_new(b, DFX_BCTX_COND, parent, scope, st);
   if (C < 0) return DFX_ENOMEM;
   b->ctxs[C].branch = branch;
   b->ctxs[C].pivot = pivot;
@@ -419,7 +422,7 @@ dfx_code dfx_builder_cond(dfx_builder *b, const char *name, const char *pred, in
   }
 leave:
   b->cur = outer;
-  dfx__builder_scope_leave(b);
+  scope_leave(b);
   if (c != DFX_OK)
     for (int i = 0; i < n_out; i++) outs[i] = NULL;
   dfx__free(res);

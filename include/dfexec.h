@@ -384,16 +384,19 @@ DFX_API void dfx_session_cancel(dfx_session *s);
 
 /* ---- graph builder ------------------------------------------------------ */
 
-/* A GraphDef under construction. Nodes are added one at a time, with inputs
+/* A graph under construction. Nodes are added one at a time, with inputs
  * written as TensorFlow input strings ("node", "node:k", "^node"); nothing is
  * checked against op signatures until dfx_builder_to_graph or
- * dfx_builder_serialize, which run the same importer as dfx_graph_import
- * (so its validation, messages and attr defaults apply).
+ * dfx_builder_serialize, which finalise a copy of the nodes with the checks
+ * dfx_graph_import makes (so its validation, messages and attr defaults
+ * apply).
  *
  * Conveniences over a raw GraphDef:
- *  - A missing type attr (such as "T" of Add) is inferred at finalisation
- *    from the producer of the first input that uses it, and a missing list
- *    length (such as "N" of Merge or AddN) from the number of inputs.
+ *  - A missing type attr (such as "T" of Add, or "Tidx" of Sum) is inferred
+ *    at finalisation from the producer of the first input that uses it; the
+ *    op's default for it applies only when no input determines it. A
+ *    missing list length (such as "N" of Merge or AddN) comes from the
+ *    number of inputs.
  *  - Names are scoped: while a scope "s" is open (dfx_builder_scope_push,
  *    or inside the while/cond helpers) a node named "x" is called "s/x".
  *    A NULL name picks a fresh one from the op ("Add", "Add_1", ...).
@@ -410,7 +413,8 @@ DFX_API void dfx_session_cancel(dfx_session *s);
  * program may check only those. A builder is not thread-safe: use it from
  * one thread at a time. Graphs it makes are independent of it. */
 typedef struct dfx_builder dfx_builder;
-/* A node of a builder, borrowed from it: valid until dfx_builder_free. */
+/* A node of a builder, borrowed from it: valid until dfx_builder_free,
+ * however many nodes are added after it. */
 typedef struct dfx_bnode dfx_bnode;
 
 /* Returns new empty builder, or NULL when out of memory. */
@@ -425,9 +429,11 @@ DFX_API int dfx_builder_node_count(const dfx_builder *b);
  * n_inputs input strings; control inputs ("^x") may be mixed in anywhere
  * and are stored after the data inputs, as TensorFlow requires. Inputs may
  * name nodes not added yet (a back edge to a NextIteration, say); such
- * names are resolved at finalisation. On success *out (when `out` is not
- * NULL) is the new node, borrowed from `b`. Returns DFX_EINVAL for a NULL or
- * empty argument, a name already in use or a name with ':' or '^', and
+ * names are resolved at finalisation, which fails ("Unknown input node")
+ * for one still missing then. On success *out (when `out` is not NULL) is
+ * the new node, borrowed from `b`. Returns DFX_EINVAL for a NULL or empty
+ * argument, a name already in use, a name with ':' or '^' or one
+ * TensorFlow's name rule refuses ([A-Za-z0-9._][A-Za-z0-9_./>-]*), and
  * DFX_EINVAL when an input crosses control-flow contexts illegally (a value
  * from inside a loop used outside it, or from the other cond branch).
  * DFX_ENOMEM when out of memory. */
@@ -496,6 +502,10 @@ DFX_API dfx_code dfx_builder_scope_push(dfx_builder *b, const char *name, dfx_st
 /* Closes the innermost scope opened by dfx_builder_scope_push; DFX_EINVAL
  * when there is none (helpers' scopes cannot be closed from a callback). */
 DFX_API dfx_code dfx_builder_scope_pop(dfx_builder *b, dfx_status *st);
+/* The current name scope: the prefix a node name gets, "" at the root or
+ * "a/b/" (inside a while/cond callback, the helper's scope, "while/").
+ * Borrowed from the builder, valid until its next call; "" for NULL. */
+DFX_API const char *dfx_builder_scope(const dfx_builder *b);
 /* The control pivot of the current context: the node every input-less node
  * created now is made to depend on ("while/Identity" in a loop body,
  * "while/Merge" in a loop condition, "cond/switch_t" in a true branch).
@@ -547,15 +557,17 @@ DFX_API dfx_code dfx_builder_cond(dfx_builder *b, const char *name, const char *
                                   dfx_cond_branch_fn then_fn, dfx_cond_branch_fn else_fn, void *ud,
                                   const char **outs, dfx_status *st);
 
-/* Finalises: infers missing type and length attrs (they are stored on the
- * nodes), points a GraphDef at the nodes and imports it exactly as
- * dfx_graph_import would. The builder stays usable: it may grow and be
- * finalised again, and the graph does not depend on it. On success *out
- * is new. Returns the builder's sticky error if it has one, otherwise the
- * importer's code (DFX_EINVAL for bad inputs or attrs, DFX_EUNIMPL for an
- * unknown op, ...), or DFX_ENOMEM. */
+/* Finalises a copy of the nodes: resolves inputs that named nodes added
+ * later, infers missing type and length attrs (on the copy: the builder's
+ * nodes keep what was set), fills attr defaults and checks the graph
+ * exactly as dfx_graph_import would. The builder is left as it was: it may
+ * grow and be finalised again, and the graph does not depend on it. On
+ * success *out is new. Returns the builder's sticky error if it has one,
+ * otherwise the importer's code (DFX_EINVAL for bad inputs or attrs, ...),
+ * or DFX_ENOMEM. */
 DFX_API dfx_code dfx_builder_to_graph(dfx_builder *b, dfx_graph **out, dfx_status *st);
-/* Validates like dfx_builder_to_graph, then writes the GraphDef as binary
+/* Makes the graph dfx_builder_to_graph would and writes it as
+ * dfx_graph_serialize does (inferred attrs and defaults included), as binary
  * protobuf (text == 0) or TensorFlow's text format (text != 0). On success
  * *buf is new (free it with dfx_free; text is NUL-terminated) and *len its
  * length in bytes without any terminator. Same codes. */

@@ -41,15 +41,20 @@ Test(builder, names_scopes_and_outputs) {
   const char *a = ci32(b, NULL, 1);
   cr_assert_str_eq(a, "Const");
   cr_assert_str_eq(ci32(b, NULL, 2), "Const_1");
+  cr_assert_str_eq(dfx_builder_scope(b), "");
+  cr_assert_str_eq(dfx_builder_scope(NULL), "");
   OK(dfx_builder_scope_push(b, "layer", NULL));
   OK(dfx_builder_scope_push(b, "inner", NULL));
+  cr_assert_str_eq(dfx_builder_scope(b), "layer/inner/");
   cr_assert_str_eq(op2(b, "Identity", "id", a, NULL), "layer/inner/id");
   OK(dfx_builder_scope_pop(b, NULL));
+  cr_assert_str_eq(dfx_builder_scope(b), "layer/");
   dfx_bnode *n;
   OK(dfx_builder_node(b, "Identity", NULL, &a, 1, &n, NULL));
   cr_assert_str_eq(nm(n), "layer/Identity");
   OK(dfx_builder_scope_pop(b, NULL));
   cr_assert_eq(dfx_builder_scope_pop(b, NULL), DFX_EINVAL);
+  cr_assert_str_eq(dfx_builder_scope(b), "");
   cr_assert_eq(dfx_builder_find(b, "layer/inner/id") != NULL, 1);
   cr_assert_null(dfx_builder_find(b, "id"));
   cr_assert_str_eq(dfx_bnode_output(n, 0), "layer/Identity");
@@ -188,6 +193,9 @@ Test(builder, node_misuse_fails_at_once) {
   cr_assert_eq(dfx_builder_node(b, "Identity", "x", (const char *[]){"^"}, 1, &n, st), DFX_EINVAL);
   cr_assert_eq(dfx_builder_node(b, "NoOp", "a:1", NULL, 0, &n, st), DFX_EINVAL);
   cr_assert_eq(dfx_builder_node(b, "NoOp", "", NULL, 0, &n, st), DFX_EINVAL);
+  /* TensorFlow's name rule is checked when the node is added. */
+  cr_assert_eq(dfx_builder_node(b, "NoOp", "-x", NULL, 0, &n, st), DFX_EINVAL);
+  cr_assert(strstr(dfx_status_message(st), "not valid"), "%s", dfx_status_message(st));
   dfx_builder_free(b);
   b = dfx_builder_new();
   OK(dfx_builder_node(b, "NoOp", "x", NULL, 0, NULL, st));
@@ -245,6 +253,125 @@ Test(builder, finalisation_validates_against_op_signatures) {
   }
 }
 
+/* ---- type inference ---- */
+
+static dfx_dtype attr_t(const dfx_graph *g, const char *node, const char *attr) {
+  dfx_dtype t = DFX_INVALID;
+  OK(dfx_graph_node_attr_type(g, dfx_graph_node_find(g, node), attr, &t, NULL));
+  return t;
+}
+
+Test(builder, type_attrs_come_from_inputs_before_defaults) {
+  dfx_builder *b = dfx_builder_new();
+  dfx_tensor *xt = dfx_tensor_new_copy(DFX_F32, (int64_t[]){2, 2}, 2, (float[]){1, 2, 3, 4}, 16);
+  OK(dfx_builder_const(b, "x", xt, NULL, NULL));
+  dfx_tensor_free(xt);
+  OK(dfx_builder_const_i64(b, "axis", 1, NULL, NULL));
+  OK(dfx_builder_const_i64(b, "lo", 2, NULL, NULL));
+  OK(dfx_builder_const_i64(b, "hi", 7, NULL, NULL));
+  OK(dfx_builder_const_i64(b, "step", 2, NULL, NULL));
+  op2(b, "Sum", "sum", "x", "axis");      /* Tidx = int32 by default; the int64 axis decides */
+  OK(dfx_builder_node(b, "Range", "range", (const char *[]){"lo", "hi", "step"}, 3, NULL, NULL));
+  op2(b, "Size", "size", "x", NULL);      /* out_type: no input uses it, so its default */
+  OK(dfx_builder_node(b, "MyCustomOp", "custom", NULL, 0, NULL, NULL));
+  op2(b, "Sum", "sum_custom", "x", "custom"); /* an op dfexec does not know says nothing */
+  OK(dfx_builder_node(b, "AddN", "triple", (const char *[]){"x", "x", "x"}, 3, NULL, NULL));
+  dfx_graph *g = finish(b);
+  cr_assert_eq(attr_t(g, "sum", "Tidx"), DFX_I64);
+  cr_assert_eq(attr_t(g, "sum", "T"), DFX_F32);
+  cr_assert_eq(attr_t(g, "range", "Tidx"), DFX_I64);
+  cr_assert_eq(attr_t(g, "size", "out_type"), DFX_I32);
+  cr_assert_eq(attr_t(g, "sum_custom", "Tidx"), DFX_I32);
+  int64_t n;
+  OK(dfx_graph_node_attr_int(g, dfx_graph_node_find(g, "triple"), "N", &n, NULL));
+  cr_assert_eq(n, 3);
+  dfx_tensor *out[2];
+  char msg[2048];
+  cr_assert_eq(eu_run(g, 2, "sum,range", out, NULL, NULL, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_assert_eq(((float *)dfx_tensor_data(out[0]))[1], 7.0f);
+  cr_assert_eq(dfx_tensor_dtype(out[1]), DFX_I64);
+  cr_assert_eq(dfx_tensor_count(out[1]), 3);
+  cr_assert_eq(((int64_t *)dfx_tensor_data(out[1]))[2], 6);
+  dfx_tensor_free(out[0]);
+  dfx_tensor_free(out[1]);
+  dfx_graph_free(g);
+  /* An attr the node sets is never overridden by inference. */
+  dfx_bnode *bad;
+  OK(dfx_builder_node(b, "Sum", "bad", (const char *[]){"x", "axis"}, 2, &bad, NULL));
+  OK(dfx_bnode_attr_type(bad, "Tidx", DFX_I32));
+  cr_assert_eq(finish_err(b, msg, sizeof msg), DFX_EINVAL);
+  cr_assert(strstr(msg, "'bad'") && strstr(msg, "int64"), "%s", msg);
+  dfx_builder_free(b);
+}
+
+/* ---- the builder's graph ---- */
+
+/* What the builder hands out, what it serialises and what import makes of
+ * that are one graph: the same nodes with the same attrs, defaults and
+ * inferred attrs included. */
+Test(builder, graph_is_what_export_writes) {
+  dfx_builder *b = small_loop_builder();
+  dfx_bnode *n;
+  OK(dfx_builder_node(b, "Sum", "total", (const char *[]){"loop/Exit", "zero"}, 2, NULL, NULL));
+  OK(dfx_builder_node(b, "NoOp", "attrs", NULL, 0, &n, NULL));
+  OK(dfx_bnode_attr_bytes(n, "raw", "a\0b", 3));
+  OK(dfx_bnode_attr_shape(n, "unknown", NULL, -1));
+  OK(dfx_bnode_attr_ints(n, "empty", NULL, 0));
+  OK(dfx_bnode_attr_types(n, "lt", (dfx_dtype[]){DFX_I64, DFX_BOOL}, 2));
+  dfx_tensor *str = dfx_tensor_new(DFX_STRING, (int64_t[]){2}, 1);
+  OK(dfx_tensor_set_string(str, 0, "xyz", 3));
+  OK(dfx_bnode_attr_tensor(n, "ts", str));
+  dfx_tensor_free(str);
+  OK(dfx_bnode_set_device(n, "/device:CPU:0"));
+  dfx_graph *g = finish(b);
+  for (int text = 0; text < 2; text++) {
+    void *from_b, *from_g, *again;
+    size_t lb, lg, la;
+    dfx_graph *back;
+    OK(dfx_builder_serialize(b, text, &from_b, &lb, NULL));
+    OK(dfx_graph_serialize(g, text, &from_g, &lg, NULL));
+    OK(dfx_graph_import(from_b, lb, &back, NULL));
+    OK(dfx_graph_serialize(back, text, &again, &la, NULL));
+    cr_assert(lb == lg && memcmp(from_b, from_g, lb) == 0, "text %d: builder and its graph differ", text);
+    cr_assert(lb == la && memcmp(from_b, again, lb) == 0, "text %d: import changed the graph", text);
+    if (text) cr_assert(strstr(from_b, "keep_dims"), "defaults are written: %s", (char *)from_b);
+    for (int i = 0; i < dfx_graph_node_count(g); i++)
+      cr_assert_eq(dfx_graph_node_num_attrs(back, i), dfx_graph_node_num_attrs(g, i), "%s", dfx_graph_node_name(g, i));
+    dfx_graph_free(back);
+    dfx_free(from_b);
+    dfx_free(from_g);
+    dfx_free(again);
+  }
+  cr_assert_str_eq(dfx_graph_node_attr_kind(g, dfx_graph_node_find(g, "attrs"), "empty"), "list()");
+  dfx_graph_free(g);
+  dfx_builder_free(b);
+}
+
+Test(builder, handles_outlive_node_array_growth) {
+  dfx_builder *b = dfx_builder_new();
+  dfx_bnode *first, *last = NULL;
+  OK(dfx_builder_const_i32(b, "first", 1, &first, NULL));
+  const char *name = dfx_bnode_name(first), *prev = name;
+  for (int i = 0; i < 1000; i++) {
+    OK(dfx_builder_node(b, "Identity", NULL, &prev, 1, &last, NULL));
+    prev = nm(last);
+  }
+  cr_assert_eq(dfx_builder_node_count(b), 1001);
+  cr_assert_eq(dfx_builder_find(b, "first"), first);
+  cr_assert_str_eq(name, "first");
+  cr_assert_str_eq(dfx_bnode_output(first, 2), "first:2");
+  OK(dfx_bnode_attr_int(first, "_mark", 7));
+  OK(dfx_bnode_add_input(last, "^first"));
+  dfx_graph *g = finish(b);
+  int64_t mark;
+  OK(dfx_graph_node_attr_int(g, dfx_graph_node_find(g, "first"), "_mark", &mark, NULL));
+  cr_assert_eq(mark, 7);
+  cr_assert_eq(dfx_graph_node_control_input(g, dfx_graph_node_find(g, prev), 0), 0);
+  cr_assert_eq(fetch_i32(g, prev), 1);
+  dfx_graph_free(g);
+  dfx_builder_free(b);
+}
+
 /* ---- serialisation ---- */
 
 
@@ -292,19 +419,29 @@ Test(builder, serialize_text_and_binary_round_trip) {
 static dfx_code build_and_finish(void) {
   dfx_builder *b = dfx_builder_new();
   if (!b) return DFX_ENOMEM;
-  dfx_bnode *z, *l;
+  dfx_bnode *z, *l, *n;
   const char *ex[1];
   dfx_graph *g = NULL;
   dfx_code c;
-  void *txt = NULL;
+  void *txt = NULL, *bin = NULL;
   size_t len;
   if ((c = dfx_builder_const_i32(b, "z", 0, &z, NULL)) || (c = dfx_builder_const_i32(b, "l", 3, &l, NULL))) goto done;
   const char *zn = dfx_bnode_name(z);
   loop_ud u = {dfx_bnode_name(l), 1, NULL};
-  if ((c = dfx_builder_while(b, NULL, &zn, 1, 1, count_cond, count_body, &u, ex, NULL))) goto done;
-  if ((c = dfx_builder_to_graph(b, &g, NULL))) goto done;
-  c = dfx_builder_serialize(b, 1, &txt, &len, NULL);
+  if ((c = dfx_builder_scope_push(b, "s", NULL)) ||
+      (c = dfx_builder_while(b, NULL, &zn, 1, 1, count_cond, count_body, &u, ex, NULL)) ||
+      (c = dfx_builder_scope_pop(b, NULL)))
+    goto done;
+  /* A forward reference, an inferred defaulted attr and attrs of several kinds. */
+  if ((c = dfx_builder_node(b, "Sum", "sum", (const char *[]){ex[0], "axis"}, 2, &n, NULL)) ||
+      (c = dfx_builder_const_i64(b, "axis", 0, NULL, NULL)) || (c = dfx_bnode_attr_bool(n, "keep_dims", 1)) ||
+      (c = dfx_bnode_attr_string(n, "_note", "x")) || (c = dfx_bnode_attr_shape(n, "_s", (int64_t[]){2}, 1)) ||
+      (c = dfx_bnode_attr_types(n, "_t", (dfx_dtype[]){DFX_F32}, 1)))
+    goto done;
+  if ((c = dfx_builder_to_graph(b, &g, NULL)) || (c = dfx_builder_serialize(b, 1, &txt, &len, NULL))) goto done;
+  c = dfx_builder_serialize(b, 0, &bin, &len, NULL);
 done:
+  dfx_free(bin);
   dfx_free(txt);
   dfx_graph_free(g);
   dfx_builder_free(b);

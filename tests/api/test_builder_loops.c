@@ -290,3 +290,89 @@ Test(builder_loops, helper_misuse_is_reported) {
   }
   dfx_status_free(st);
 }
+
+/* ---- loops written node by node ---- */
+
+static dfx_code node(dfx_builder *b, const char *op, const char *name, const char *const *ins, int n, dfx_bnode **out) {
+  dfx_status *st = dfx_status_new();
+  dfx_code c = dfx_builder_node(b, op, name, ins, n, out, st);
+  cr_assert_eq(c, DFX_OK, "%s: %s", name, dfx_status_message(st));
+  dfx_status_free(st);
+  return c;
+}
+
+/* The Merge names its NextIteration, and a node its control input, before
+ * they exist; finalising in between fails and leaves the builder as it
+ * was. */
+Test(builder_loops, forward_references_resolve_at_finalisation) {
+  dfx_builder *b = dfx_builder_new();
+  dfx_bnode *enter, *lim_in, *gated;
+  ci32(b, "zero", 0);
+  ci32(b, "lim", 3);
+  node(b, "Enter", "enter", (const char *[]){"zero"}, 1, &enter);
+  node(b, "Merge", "merge", (const char *[]){"enter", "next"}, 2, NULL);
+  char msg[2048];
+  cr_assert_eq(finish_err(b, msg, sizeof msg), DFX_EINVAL);
+  cr_assert(strstr(msg, "'merge'") && strstr(msg, "Unknown input node 'next'"), "%s", msg);
+  node(b, "Enter", "lim_in", (const char *[]){"lim"}, 1, &lim_in);
+  OK(dfx_bnode_attr_string(enter, "frame_name", "f"));
+  OK(dfx_bnode_attr_string(lim_in, "frame_name", "f"));
+  OK(dfx_bnode_attr_bool(lim_in, "is_constant", 1));
+  node(b, "Less", "less", (const char *[]){"merge", "lim_in"}, 2, NULL);
+  node(b, "LoopCond", "cond", (const char *[]){"less"}, 1, NULL);
+  node(b, "Switch", "sw", (const char *[]){"merge", "cond"}, 2, NULL);
+  node(b, "Identity", "id", (const char *[]){"sw:1"}, 1, &gated);
+  OK(dfx_bnode_add_input(gated, "^gate"));
+  node(b, "Const", "one", (const char *[]){"^id"}, 1, NULL);
+  dfx_tensor *one = dfx_tensor_new_copy(DFX_I32, NULL, 0, &(int32_t){1}, 4);
+  OK(dfx_bnode_attr_tensor(dfx_builder_find(b, "one"), "value", one));
+  OK(dfx_bnode_attr_type(dfx_builder_find(b, "one"), "dtype", DFX_I32));
+  dfx_tensor_free(one);
+  node(b, "Add", "add", (const char *[]){"id", "one"}, 2, NULL);
+  node(b, "NextIteration", "next", (const char *[]){"add"}, 1, NULL);
+  node(b, "Exit", "exit", (const char *[]){"sw"}, 1, NULL);
+  cr_assert_eq(finish_err(b, msg, sizeof msg), DFX_EINVAL);
+  cr_assert(strstr(msg, "Unknown input node '^gate'"), "%s", msg);
+  void *buf;
+  size_t len;
+  cr_assert_eq(dfx_builder_serialize(b, 1, &buf, &len, NULL), DFX_EINVAL);
+  node(b, "Identity", "gate", (const char *[]){"merge"}, 1, NULL);
+  dfx_graph *g = finish(b);
+  int merge = dfx_graph_node_find(g, "merge");
+  cr_assert_str_eq(dfx_graph_node_input(g, merge, 1).node, "next");
+  cr_assert_eq(dfx_graph_node_control_input(g, dfx_graph_node_find(g, "id"), 0), dfx_graph_node_find(g, "gate"));
+  cr_assert_eq(fetch_i32(g, "exit"), 3);
+  dfx_graph_free(g);
+  dfx_builder_free(b);
+}
+
+/* ---- scopes inside the helpers ---- */
+
+static dfx_code cond_scoped(dfx_builder *b, const char *const *v, int n, void *ud, const char **pred) {
+  cr_assert_str_eq(dfx_builder_scope(b), "outer/w/");
+  return count_cond(b, v, n, ud, pred);
+}
+
+static dfx_code body_scoped(dfx_builder *b, const char *const *v, int n, void *ud, const char **next) {
+  cr_assert_str_eq(dfx_builder_scope(b), "outer/w/");
+  OK(dfx_builder_scope_push(b, "inc", NULL));
+  cr_assert_str_eq(dfx_builder_scope(b), "outer/w/inc/");
+  dfx_code c = count_body(b, v, n, ud, next);
+  OK(dfx_builder_scope_pop(b, NULL));
+  return c;
+}
+
+Test(builder_loops, scope_inside_helpers_is_the_helpers) {
+  dfx_builder *b = dfx_builder_new();
+  const char *z = ci32(b, "z", 0), *lim = ci32(b, "lim", 2), *ex[1];
+  OK(dfx_builder_scope_push(b, "outer", NULL));
+  loop_ud u = {lim, 1, NULL};
+  OK(dfx_builder_while(b, "w", &z, 1, 1, cond_scoped, body_scoped, &u, ex, NULL));
+  cr_assert_str_eq(dfx_builder_scope(b), "outer/");
+  cr_assert_str_eq(ex[0], "outer/w/Exit");
+  cr_assert_not_null(dfx_builder_find(b, "outer/w/inc/add"));
+  dfx_graph *g = finish(b);
+  cr_assert_eq(fetch_i32(g, ex[0]), 2);
+  dfx_graph_free(g);
+  dfx_builder_free(b);
+}
