@@ -1,12 +1,11 @@
 /* lib.c - library-wide public calls (the version string, dfx_free) and the
- * process-wide kernel registry that dfx_session_new hands to sessions. */
+ * process-wide kernel registry that sessions and passes use. */
 #include "lib.h"
 
 #include <uv.h>
 
 #include "alloc.h"
 #include "dfexec.h"
-#include "session.h"
 #include "status.h"
 
 #define DFX_STR_(x) #x
@@ -41,14 +40,4 @@ const dfx_registry *dfx__lib_registry(dfx_status *st) {
   uv_once(&registry_once, build_registry);
   if (!registry) dfx__status_copy(st, &registry_err);
   return registry;
-}
-
-/* ---- sessions ---- */
-
-dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, dfx_session **out, dfx_status *st) {
-  dfx__status_clear(st);
-  if (out) *out = NULL;
-  const dfx_registry *r = dfx__lib_registry(st);
-  if (!r) return st ? st->code : DFX_EINTERNAL;
-  return dfx__session_new(g, r, opts, out, st);
 }

@@ -76,7 +76,8 @@ typedef struct trace_buf {
   int n; /* atomic */
 } trace_buf;
 
-static void on_trace(void *ud, int node, const char *frame, int64_t iter, int64_t t0, int64_t t1, int worker) {
+static void on_trace(void *ud, const char *node, const char *op, const char *frame, int64_t iter, int64_t t0,
+                     int64_t t1, int worker) {
   trace_buf *tb = ud;
   int i = __atomic_fetch_add(&tb->n, 1, __ATOMIC_RELAXED);
   if (i < tb->cap) tb->v[i] = (span){t0, t1, worker};

@@ -13,6 +13,12 @@
 
 void dfx__plan_free(dfx_plan *p) {
   if (!p) return;
+  if (p->kernels)
+    for (int i = 0; i < p->graph->n_nodes; i++)
+      if (p->kernels[i] && p->kernels[i]->fini && p->kstate[i]) p->kernels[i]->fini(p->kstate[i]);
+  dfx__free(p->kernels);
+  dfx__free(p->kstate);
+  dfx_graph_free(p->owned_graph);
   if (p->nodes)
     for (int i = 0; i < p->flow.n_nodes; i++) dfx__free(p->nodes[i].fetch_slots);
   dfx__flow_clear(&p->flow);
@@ -64,6 +70,9 @@ static dfx_code port_node(const dfx_graph *g, const dfx_port *p, const char *wha
     return dfx__status_set(st, DFX_ENOTFOUND, "%s '%s:%d': no node named '%s' in the graph%s", what, p->node, p->index,
                            p->node, dfx__graph_suggest(g, p->node, hint, sizeof hint));
   const dfx_node *n = &g->nodes[*id];
+  if (!n->def && p->index >= n->n_out)
+    return dfx__status_set(st, DFX_EUNIMPL, "%s '%s:%d': node '%s' has op %s, which neither dfexec nor TensorFlow "
+                           "knows, so its outputs are unknown", what, p->node, p->index, n->name, n->op);
   if (p->index < 0 || p->index >= n->n_out)
     return dfx__status_set(st, DFX_EINVAL, "%s '%s:%d': node '%s' (%s) has %d output%s", what, p->node, p->index,
                            n->name, n->op, n->n_out, n->n_out == 1 ? "" : "s");
@@ -272,8 +281,37 @@ void dfx__plan_explain(const dfx_graph *g, const dfx_plan_sel *sel, int id, dfx_
                        g->nodes[input_op].name, g->nodes[input_op].op, g->nodes[input_op].name);
 }
 
-dfx_code dfx__plan_build(const dfx_graph *g, const dfx_plan_sel *sel, const dfx_kernel_def *const *kernels,
-                         void *const *kstate, const char *key, dfx_plan **out, dfx_status *st) {
+/* Kernels of the nodes the selection needs (TensorFlow looks kernels up
+ * only for what a run executes, after pruning), looked up and initialised
+ * into the plan. A missing kernel is an error only here, and names the
+ * node, its op and why the run needs it. */
+static dfx_code resolve_kernels(dfx_plan *p, const dfx_plan_sel *sel, const dfx_registry *reg, dfx_status *st) {
+  const dfx_graph *g = p->graph;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const dfx_node *n = &g->nodes[i];
+    if (!sel->needed[i] || (n->ctrl != DFX_CTRL_NONE && n->def)) continue;
+    dfx_status kst;
+    dfx__status_clear(&kst);
+    const dfx_kernel_def *k = n->def ? dfx__registry_kernel_for(reg, n, &kst)
+                                     : (dfx__status_set(&kst, DFX_EUNIMPL, "op %s is not known to dfexec or "
+                                                        "TensorFlow", n->op), NULL);
+    if (k && k->init) {
+      dfx__status_clear(&kst);
+      if (k->init(n, &p->kstate[i], &kst) != DFX_OK) k = NULL;
+    }
+    if (!k) {
+      dfx_code c = dfx__status_set(st, kst.code, "node '%s' (%s): %s", n->name, n->op,
+                                   kst.msg[0] ? kst.msg : dfx_code_name(kst.code));
+      dfx__plan_explain(g, sel, i, st);
+      return c;
+    }
+    p->kernels[i] = k;
+  }
+  return DFX_OK;
+}
+
+dfx_code dfx__plan_build(const dfx_graph *g, dfx_graph *owned, const dfx_plan_sel *sel, const dfx_registry *reg,
+                         const char *key, dfx_plan **out, dfx_status *st) {
   *out = NULL;
   dfx_code c = DFX_OK;
   const int n_feeds = sel->n_feeds, n_fetches = sel->n_fetches, n_targets = sel->n_targets;
@@ -281,10 +319,21 @@ dfx_code dfx__plan_build(const dfx_graph *g, const dfx_plan_sel *sel, const dfx_
   const char *needed = sel->needed;
   dfx_plan *p = dfx__calloc(1, sizeof *p);
   int *pid = dfx__malloc(sizeof(int) * ((size_t)g->n_nodes + 1)), *feed_pid = dfx__calloc((size_t)n_feeds + 1, sizeof(int));
-  if (!p || !pid || !feed_pid || !(p->key = dfx__strdup(key))) {
+  if (!p) {
+    dfx_graph_free(owned);
+    dfx__free(pid);
+    dfx__free(feed_pid);
+    return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  }
+  p->graph = g;
+  p->owned_graph = owned;
+  if (!pid || !feed_pid || !(p->key = dfx__strdup(key)) ||
+      !(p->kernels = dfx__calloc((size_t)g->n_nodes + 1, sizeof *p->kernels)) ||
+      !(p->kstate = dfx__calloc((size_t)g->n_nodes + 1, sizeof *p->kstate))) {
     c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
     goto fail;
   }
+  if ((c = resolve_kernels(p, sel, reg, st)) != DFX_OK) goto fail;
   p->n_feeds = n_feeds;
   p->n_fetches = n_fetches;
   p->n_targets = n_targets;
@@ -309,7 +358,7 @@ dfx_code dfx__plan_build(const dfx_graph *g, const dfx_plan_sel *sel, const dfx_
     pid[i] = -1;
     if (!needed[i]) continue;
     pid[i] = next++;
-    if ((c = describe_node(p, pid[i], &g->nodes[i], kernels[i], kstate[i], st)) != DFX_OK) goto fail;
+    if ((c = describe_node(p, pid[i], &g->nodes[i], p->kernels[i], p->kstate[i], st)) != DFX_OK) goto fail;
   }
   for (int i = 0; i < n_feeds; i++) {
     int k = feed_pid[i] = next++;

@@ -34,6 +34,10 @@ typedef struct dfx_pnode {
 
 typedef struct dfx_plan {
   char *key;                    /* signature used by the session's cache */
+  const dfx_graph *graph;       /* the graph the plan runs: the session's, or its own optimised copy */
+  dfx_graph *owned_graph;       /* that copy when the plan owns it, else NULL */
+  const dfx_kernel_def **kernels; /* per node of `graph`: the kernel rows it runs (NULL: none needed) */
+  void **kstate;                /* their init states, owned by the plan */
   dfx_flow flow;
   dfx_pnode *nodes;             /* flow.n_nodes */
   int n_feeds, n_fetches, n_targets;
@@ -67,11 +71,15 @@ void dfx__plan_select_free(dfx_plan_sel *sel);
  * 'a' <- 'b')", and for a data-input op (an iterator, a queue) the tensor
  * whose feeding would leave it out. For error messages. */
 void dfx__plan_explain(const dfx_graph *g, const dfx_plan_sel *sel, int id, dfx_status *st);
-/* Builds the plan of a selection. kernels/kstate are indexed by graph node
- * id and come from the session (resolved for every needed compute node).
- * `key` (borrowed) is the signature's cache key (dfx__plan_key). */
-dfx_code dfx__plan_build(const dfx_graph *g, const dfx_plan_sel *sel, const dfx_kernel_def *const *kernels,
-                         void *const *kstate, const char *key, dfx_plan **out, dfx_status *st);
+/* Builds the plan of a selection over g (borrowed; it must outlive the
+ * plan unless `owned` is g, which the plan then takes): looks kernels up in
+ * `reg` for the needed compute nodes, as TensorFlow does after pruning, and
+ * initialises them; a missing one fails with DFX_EUNIMPL naming the node,
+ * the dtypes that have a kernel and the path from the fetch. `key`
+ * (borrowed) is the signature's cache key (dfx__plan_key). On failure an
+ * owned graph is freed too. */
+dfx_code dfx__plan_build(const dfx_graph *g, dfx_graph *owned, const dfx_plan_sel *sel, const dfx_registry *reg,
+                         const char *key, dfx_plan **out, dfx_status *st);
 void dfx__plan_free(dfx_plan *p);
 /* Canonical cache key for a signature; new string or NULL. */
 char *dfx__plan_key(const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,

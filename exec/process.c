@@ -92,7 +92,7 @@ static void trace(dfx_run *r, const dfx_tagged *t, uint64_t t0, int worker) {
   const dfx_pnode *x = &r->plan->nodes[t->node];
   if (!x->g) return; /* feed nodes are not graph nodes */
   uint64_t t1 = uv_hrtime();
-  r->ro->trace(r->ro->trace_ud, x->g->id, t->frame->name, t->iter->iter_num, (int64_t)(t0 - r->t0_ns),
+  r->ro->trace(r->ro->trace_ud, x->g->name, x->g->op, t->frame->name, t->iter->iter_num, (int64_t)(t0 - r->t0_ns),
                (int64_t)(t1 - r->t0_ns), worker);
 }
 

@@ -1,4 +1,5 @@
-/* session.c - dfx_session: lazy kernel resolution, plan cache, and
+/* session.c - dfx_session: one plan per run signature (optimised by the
+ * session's optimizer, when it has one), the plan cache, and
  * dfx_session_run.
  *
  * Threads and OpenBLAS: the scheduler owns the cores. A session runs ops
@@ -6,9 +7,9 @@
  * whole process (the first session does it); a single large matmul therefore
  * uses one core, and parallelism comes from independent ops and iterations.
  *
- * s->mu guards the plan cache, the kernel table (filled as plans need it)
- * and the list of active runs. Plans and kernel states are immutable once
- * published, so runs read them without a lock. */
+ * s->mu guards the plan cache and the list of active runs. Plans (with
+ * their kernel states and graphs) are immutable once published, so runs
+ * read them without a lock. */
 #include <stdio.h>
 #include <string.h>
 #include <uv.h>
@@ -26,8 +27,7 @@ struct dfx_session {
   const dfx_registry *reg;              /* kernels (borrowed: process lifetime) */
   int n_threads;
   dfx_pool *pool;                       /* NULL when everything runs on the caller */
-  const dfx_kernel_def **kernels;       /* per graph node; NULL for control ops */
-  void **kstate;
+  dfx_optimizer opt;                    /* .fn NULL: plans run the graph as it is */
   uv_mutex_t mu;
   dfx_plan **plans;
   int n_plans, cap_plans;
@@ -53,72 +53,38 @@ void dfx_session_free(dfx_session *s) {
   if (!s) return;
   if (s->counted) graph_users(s->g, -1);
   dfx__pool_free(s->pool);
-  if (s->kernels)
-    for (int i = 0; i < s->g->n_nodes; i++)
-      if (s->kernels[i] && s->kernels[i]->fini && s->kstate[i]) s->kernels[i]->fini(s->kstate[i]);
   for (int i = 0; i < s->n_plans; i++) dfx__plan_free(s->plans[i]);
+  if (s->opt.free_ud) s->opt.free_ud(s->opt.ud);
   dfx__free(s->plans);
-  dfx__free(s->kernels);
-  dfx__free(s->kstate);
   uv_mutex_destroy(&s->mu);
   dfx__free(s);
 }
 
-/* Kernels of the nodes a plan needs (TensorFlow looks kernels up only for
- * what a run executes, after pruning): looked up and initialised once per
- * node, under s->mu, on first need. A missing kernel is an error only here,
- * and names the node, its op and why the run needs it. */
-static dfx_code resolve_kernels(dfx_session *s, const dfx_plan_sel *sel, dfx_status *st) {
-  const dfx_registry *r = s->reg;
-  const dfx_graph *g = s->g;
-  dfx_code c = DFX_OK;
-  uv_mutex_lock(&s->mu);
-  for (int i = 0; i < g->n_nodes && c == DFX_OK; i++) {
-    const dfx_node *n = &g->nodes[i];
-    if (!sel->needed[i] || s->kernels[i] || (n->ctrl != DFX_CTRL_NONE && n->def)) continue;
-    dfx_status kst;
-    dfx__status_clear(&kst);
-    const dfx_kernel_def *k = n->def ? dfx__registry_kernel_for(r, n, &kst)
-                                     : (dfx__status_set(&kst, DFX_EUNIMPL, "op %s is not known to dfexec or "
-                                                        "TensorFlow", n->op), NULL);
-    if (k && k->init) {
-      dfx__status_clear(&kst);
-      if (k->init(n, &s->kstate[i], &kst) != DFX_OK) k = NULL;
-    }
-    if (!k) {
-      c = dfx__status_set(st, kst.code, "node '%s' (%s): %s", n->name, n->op, kst.msg[0] ? kst.msg : dfx_code_name(kst.code));
-      dfx__plan_explain(g, sel, i, st);
-      break;
-    }
-    s->kernels[i] = k;
-  }
-  uv_mutex_unlock(&s->mu);
-  return c;
-}
-
-dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx_session_options *opts,
-                          dfx_session **out, dfx_status *st) {
+dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx_optimizer *opt,
+                          const dfx_session_options *opts, dfx_session **out, dfx_status *st) {
   if (out) *out = NULL;
-  if (!g || !out) return dfx__status_set(st, DFX_EINVAL, "dfx_session_new: NULL argument");
-  if (!g->final) return dfx__status_set(st, DFX_EPRECOND, "dfx_session_new: the graph is being edited (not finalised)");
-  if (opts && opts->n_threads < 0) return dfx__status_set(st, DFX_EINVAL, "n_threads must be >= 0, got %d", opts->n_threads);
+  dfx_optimizer o = opt ? *opt : (dfx_optimizer){0};
+  dfx_code c = DFX_OK;
+  if (!g || !out) c = dfx__status_set(st, DFX_EINVAL, "dfx_session_new: NULL argument");
+  else if (!g->final) c = dfx__status_set(st, DFX_EPRECOND, "dfx_session_new: the graph is being edited (not finalised)");
+  else if (opts && opts->n_threads < 0)
+    c = dfx__status_set(st, DFX_EINVAL, "n_threads must be >= 0, got %d", opts->n_threads);
+  dfx_session *s = c == DFX_OK ? dfx__calloc(1, sizeof *s) : NULL;
+  if (c == DFX_OK && !s) c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  if (c == DFX_OK && uv_mutex_init(&s->mu)) {
+    dfx__free(s);
+    c = dfx__status_set(st, DFX_EINTERNAL, "cannot create a mutex");
+  }
+  if (c != DFX_OK) {
+    if (o.free_ud) o.free_ud(o.ud);
+    return c;
+  }
   uv_once(&blas_once, blas_single_thread);
-  dfx_session *s = dfx__calloc(1, sizeof *s);
-  if (!s) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   s->g = g;
   s->reg = reg;
+  s->opt = o;
   graph_users(g, 1);
   s->counted = true;
-  if (uv_mutex_init(&s->mu)) {
-    dfx__free(s);
-    return dfx__status_set(st, DFX_EINTERNAL, "cannot create a mutex");
-  }
-  dfx_code c;
-  size_t nn = (size_t)g->n_nodes + 1;
-  if (!(s->kernels = dfx__calloc(nn, sizeof *s->kernels)) || !(s->kstate = dfx__calloc(nn, sizeof *s->kstate))) {
-    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
-    goto fail;
-  }
   s->n_threads = opts && opts->n_threads > 0 ? opts->n_threads : default_threads();
   if (opts && opts->inline_only) s->n_threads = 1;
   if (s->n_threads > 1 && (c = dfx__pool_new(s->n_threads - 1, &s->pool)) != DFX_OK) {
@@ -147,6 +113,33 @@ static const dfx_plan *cached_plan(dfx_session *s, const char *key) {
   return NULL;
 }
 
+/* A new plan for one signature: over an optimised copy of the graph when
+ * the session has an optimizer (the copy is the plan's), else over the
+ * session's graph. The ports are checked against the session's graph first,
+ * so their errors name it, not a copy. */
+static dfx_code build_plan(dfx_session *s, const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
+                           const char *const *targets, int n_targets, const char *key, dfx_plan **out,
+                           dfx_status *st) {
+  dfx_plan_sel sel;
+  dfx_code c = dfx__plan_select(s->g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &sel, st);
+  if (c != DFX_OK) return c;
+  const dfx_graph *g = s->g;
+  dfx_graph *copy = NULL;
+  if (s->opt.fn) {
+    dfx__plan_select_free(&sel);
+    if ((c = s->opt.fn(s->opt.ud, s->g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &copy, st)) != DFX_OK)
+      return c;
+    g = copy;
+    if ((c = dfx__plan_select(g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &sel, st)) != DFX_OK) {
+      dfx_graph_free(copy);
+      return c;
+    }
+  }
+  c = dfx__plan_build(g, copy, &sel, s->reg, key, out, st);
+  dfx__plan_select_free(&sel);
+  return c;
+}
+
 static dfx_code get_plan(dfx_session *s, const dfx_port *feeds, int n_feeds, const dfx_port *fetches, int n_fetches,
                          const char *const *targets, int n_targets, const dfx_plan **out, dfx_status *st) {
   char *key = dfx__plan_key(feeds, n_feeds, fetches, n_fetches, targets, n_targets);
@@ -158,14 +151,8 @@ static dfx_code get_plan(dfx_session *s, const dfx_port *feeds, int n_feeds, con
     dfx__free(key);
     return DFX_OK;
   }
-  dfx_plan_sel sel;
   dfx_plan *p = NULL;
-  dfx_code c = dfx__plan_select(s->g, feeds, n_feeds, fetches, n_fetches, targets, n_targets, &sel, st);
-  if (c == DFX_OK) {
-    if ((c = resolve_kernels(s, &sel, st)) == DFX_OK)
-      c = dfx__plan_build(s->g, &sel, s->kernels, s->kstate, key, &p, st);
-    dfx__plan_select_free(&sel);
-  }
+  dfx_code c = build_plan(s, feeds, n_feeds, fetches, n_fetches, targets, n_targets, key, &p, st);
   dfx__free(key);
   if (c != DFX_OK) return c;
   uv_mutex_lock(&s->mu);

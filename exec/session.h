@@ -1,5 +1,5 @@
 /* session.h - the executor's side of dfx_session_new: a session over a
- * given kernel registry. The public call (api/session_api.c) passes the
+ * given kernel registry. The public call (api/lib.c) passes the
  * library's registry; tests may pass one of their own. */
 #ifndef DFX_SESSION_H
 #define DFX_SESSION_H
@@ -7,9 +7,22 @@
 #include "graph.h"
 #include "kernel.h"
 
+/* How a session rewrites its graph for one run signature before planning
+ * it (the graph-transformation layer above exec/ provides it; api/ hands
+ * it over): fn returns a new final graph, a copy of g optimised for those
+ * feeds, fetches and targets, keeping their names. */
+typedef struct dfx_optimizer {
+  dfx_code (*fn)(void *ud, const dfx_graph *g, const dfx_port *feeds, int n_feeds, const dfx_port *fetches,
+                 int n_fetches, const char *const *targets, int n_targets, dfx_graph **out, dfx_status *st);
+  void *ud;
+  void (*free_ud)(void *ud); /* called by dfx_session_free (and on a failed dfx__session_new); may be NULL */
+} dfx_optimizer;
+
 /* dfx_session_new with the kernels of `reg` (borrowed, sealed, must outlive
- * the session). Same contract otherwise. */
-dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx_session_options *opts,
-                          dfx_session **out, dfx_status *st);
+ * the session) and an optimizer (copied, and its ud owned from the call on,
+ * even when it fails; NULL or .fn NULL: plans run the graph as it is).
+ * Same contract otherwise. */
+dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx_optimizer *opt,
+                          const dfx_session_options *opts, dfx_session **out, dfx_status *st);
 
 #endif

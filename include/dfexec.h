@@ -330,6 +330,52 @@ DFX_API dfx_code dfx_graph_node_attr_ints(const dfx_graph *g, int i, const char 
 DFX_API dfx_code dfx_graph_node_attr_types(const dfx_graph *g, int i, const char *name,
                                            const dfx_dtype **vals, int *n, dfx_status *st);
 
+/* ---- graph optimisation ------------------------------------------------- */
+
+/* What dfx_graph_optimize keeps and prunes to. With fetches or targets the
+ * graph is pruned to what they need (as a run with those ports), and the
+ * fed, fetched and target nodes keep their names and outputs; with none,
+ * every placeholder and every root-frame node nobody consumes is kept and
+ * nothing is pruned. Feeds and placeholders are never folded to constants. */
+typedef struct dfx_optimize_options {
+  /* NULL or "default": the default pipeline; "none": no pass; or a comma-
+   * separated list of pass names, run in that order (dfx_optimize_pass). */
+  const char *passes;
+  const dfx_port *feeds;
+  int n_feeds;
+  const dfx_port *fetches;
+  int n_fetches;
+  const char *const *targets;
+  int n_targets;
+} dfx_optimize_options;
+
+/* What one pass did in one round of the pipeline. */
+typedef struct dfx_optimize_stat {
+  const char *pass;      /* static */
+  int round;             /* 1-based; the pipeline repeats until nothing changes (at most 3 rounds) */
+  int removed, added, rewritten; /* nodes */
+  double ms;             /* time the pass took */
+} dfx_optimize_stat;
+
+typedef struct dfx_optimize_report {
+  int nodes_before, nodes_after;
+  int n_stats;
+  dfx_optimize_stat *stats;
+} dfx_optimize_report;
+
+/* A new graph: g optimised by the passes of `opts` (NULL: the default
+ * pipeline, nothing pruned). g is only read. `report` (may be NULL) is
+ * filled on success; free it with dfx_optimize_report_free. Errors:
+ * DFX_EINVAL for an unknown pass or port (naming it), DFX_ENOMEM, and a
+ * pass's own error naming the pass. Thread-safe. */
+DFX_API dfx_code dfx_graph_optimize(const dfx_graph *g, const dfx_optimize_options *opts, dfx_graph **out,
+                                    dfx_optimize_report *report, dfx_status *st);
+DFX_API void dfx_optimize_report_free(dfx_optimize_report *r);
+/* The i-th pass in pipeline order (0 <= i < count): its name (static), a
+ * one-line purpose and whether the default pipeline runs it; NULL past the
+ * end. purpose and in_default may be NULL. */
+DFX_API const char *dfx_optimize_pass(int i, const char **purpose, int *in_default);
+
 /* ---- sessions ------------------------------------------------------------ */
 
 typedef struct dfx_session dfx_session;
@@ -337,6 +383,12 @@ typedef struct dfx_session dfx_session;
 typedef struct dfx_session_options {
   int n_threads;     /* worker threads; 0 = number of cores */
   int inline_only;   /* 1: run every kernel on the calling thread */
+  /* Graph optimisation before each run signature is planned (the session
+   * runs an optimised copy; the graph itself is not changed): NULL or
+   * "default" for the default pipeline, "none" for none, or a comma-
+   * separated list of passes (dfx_optimize_pass lists them). Borrowed for
+   * the call; an unknown pass fails dfx_session_new with DFX_EINVAL. */
+  const char *optimize;
 } dfx_session_options;
 
 /* Per-run options. Zero-initialise and set what is needed. */
@@ -344,12 +396,14 @@ typedef struct dfx_run_options {
   double timeout_sec;      /* > 0: fail with DFX_EDEADLINE after this long */
   int64_t max_iterations;  /* > 0: a loop frame may run at most this many iterations */
   /* If set, receives one call per node execution (from worker threads, so
-   * it must be thread-safe): node index, frame name, iteration, start and
-   * end times in nanoseconds since the run began, worker id. A traced run
-   * schedules every node instance, including those an untraced run settles
-   * without the scheduler (Const, Identity, Switch, Merge, dead Exits), so
-   * it is slower. */
-  void (*trace)(void *ud, int node, const char *frame, int64_t iter, int64_t t0_ns,
+   * it must be thread-safe): the node's name and op (borrowed, valid during
+   * the call; with optimisation on, a node the optimiser made, such as a
+   * folded constant, has a name the graph does not), frame name, iteration,
+   * start and end times in nanoseconds since the run began, worker id. A
+   * traced run schedules every node instance, including those an untraced
+   * run settles without the scheduler (Const, Identity, Switch, Merge, dead
+   * Exits), so it is slower. */
+  void (*trace)(void *ud, const char *node, const char *op, const char *frame, int64_t iter, int64_t t0_ns,
                 int64_t t1_ns, int worker);
   void *trace_ud;
 } dfx_run_options;

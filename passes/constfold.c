@@ -85,7 +85,7 @@ static dfx_code evaluate(const dfx_pass_ctx *c, const dfx_node *n, const int *sr
   for (int k = 0; k < n->n_in && rc == DFX_OK; k++) rc = dfx__graph_add_input(sub, x, k, 0, NULL);
   if (rc == DFX_OK) rc = dfx__graph_finalize(sub, NULL);
   dfx_session_options so = {.n_threads = 1, .inline_only = 1};
-  if (rc == DFX_OK) rc = dfx__session_new(sub, c->reg, &so, &s, NULL);
+  if (rc == DFX_OK) rc = dfx__session_new(sub, c->reg, NULL, &so, &s, NULL);
   if (rc == DFX_OK) {
     dfx_port fetch[16];
     int n_out = n->n_out < 16 ? n->n_out : 16;
@@ -97,9 +97,10 @@ static dfx_code evaluate(const dfx_pass_ctx *c, const dfx_node *n, const int *sr
   return rc;
 }
 
-/* Adds Const `name` holding t, with n's control inputs and those of its
- * sources (see top). Returns its id or -1. */
-static int add_const(dfx_pass_ctx *c, const char *name, const dfx_tensor *t, const dfx_node *n, const int *src) {
+/* Adds Const `name` holding t, with node nid's control inputs and those of
+ * its sources (see top). Returns its id or -1. Nodes are read through their
+ * ids, since adding a node may move the node array. */
+static int add_const(dfx_pass_ctx *c, const char *name, const dfx_tensor *t, int nid, const int *src) {
   dfx_graph *g = c->g;
   int id = dfx__graph_add_node(g, name, "Const", c->st);
   if (id < 0) return -1;
@@ -107,8 +108,6 @@ static int add_const(dfx_pass_ctx *c, const char *name, const dfx_tensor *t, con
   dfx_attr dtype = {.name = "dtype", .kind = DFX_ATTR_TYPE, .v.type = (dfx_dtype)t->dtype};
   if (dfx__graph_set_attr(g, id, &value, c->st) != DFX_OK || dfx__graph_set_attr(g, id, &dtype, c->st) != DFX_OK)
     return -1;
-  /* n may have moved when the array grew: read it through its id. */
-  int nid = n->id;
   for (int k = g->nodes[nid].n_in; k < g->nodes[nid].n_in + g->nodes[nid].n_ctrl; k++)
     if (dfx__graph_add_input(g, id, g->nodes[nid].in[k].node, -1, c->st) != DFX_OK) return -1;
   for (int k = 0; k < g->nodes[nid].n_in; k++) {
@@ -141,7 +140,7 @@ static dfx_code replace(dfx_pass_ctx *c, int i, dfx_tensor **outs, const int *sr
     char base[256];
     snprintf(base, sizeof base, "%.200s/folded_%d", g->nodes[i].name, k);
     char *name = keep_name ? keep_name : dfx__graph_unique_name(g, base);
-    int id = name ? add_const(c, name, outs[k], &g->nodes[i], src) : -1;
+    int id = name ? add_const(c, name, outs[k], i, src) : -1;
     if (name != keep_name) dfx__free(name);
     if (id < 0) {
       rc = c->st && c->st->code != DFX_OK ? c->st->code : DFX_ENOMEM;

@@ -145,6 +145,12 @@ bad:
   return DFX_EINVAL;
 }
 
+dfx_code dfx__passes_check(const char *list, dfx_status *st) {
+  const dfx_pass *pipeline[N_PASSES * 4];
+  int n;
+  return parse_list(list, pipeline, &n, st);
+}
+
 static dfx_code report_add(dfx_pass_report *r, const dfx_pass *p, int round, dfx_pass_counts counts, int64_t ns) {
   if (!r) return DFX_OK;
   if (r->n_rows == r->cap_rows) {
@@ -195,7 +201,10 @@ dfx_code dfx__passes_run(dfx_graph *g, const char *list, const dfx_pass_ports *p
       if (did && (c = dfx__graph_finalize(g, st)) != DFX_OK) {
         char msg[DFX_STATUS_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", st ? st->msg : "");
-        c = dfx__status_set(st, DFX_EINTERNAL, "pass '%s' left an invalid graph (a bug in dfexec): %s", p->name, msg);
+        if (c == DFX_ENOMEM)
+          dfx__status_set(st, c, "pass '%s': out of memory finalising the graph", p->name);
+        else
+          c = dfx__status_set(st, DFX_EINTERNAL, "pass '%s' left an invalid graph (a bug in dfexec): %s", p->name, msg);
         goto done;
       }
       check_kept(&ctx, p);

@@ -106,8 +106,20 @@ typedef struct dfx_pass_ports {
 dfx_code dfx__passes_run(dfx_graph *g, const char *list, const dfx_pass_ports *ports, const dfx_registry *reg,
                          dfx_pass_report *report, dfx_status *st);
 void dfx__pass_report_free(dfx_pass_report *r);
+/* Whether `list` names a pipeline (as above); DFX_EINVAL naming the known
+ * passes if not. */
+dfx_code dfx__passes_check(const char *list, dfx_status *st);
 /* The pass called `name`, or NULL; and every pass, in pipeline order. */
 const dfx_pass *dfx__pass_find(const char *name);
 const dfx_pass *const *dfx__passes_all(int *n);
+
+/* ---- optimize.c ---- */
+
+/* A new final graph: a copy of g (final, only read) with `list` run over
+ * it for `ports` (as dfx__passes_run). On error *out is NULL and the report
+ * empty. */
+dfx_code dfx__passes_optimized_copy(const dfx_graph *g, const char *list, const dfx_pass_ports *ports,
+                                    const dfx_registry *reg, dfx_graph **out, dfx_pass_report *report,
+                                    dfx_status *st);
 
 #endif

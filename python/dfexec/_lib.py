@@ -62,10 +62,10 @@ class PlaceholderC(Structure):
 
 
 class SessionOptions(Structure):
-    _fields_ = [("n_threads", c_int), ("inline_only", c_int)]
+    _fields_ = [("n_threads", c_int), ("inline_only", c_int), ("optimize", c_char_p)]
 
 
-TRACE_FN = CFUNCTYPE(None, c_void_p, c_int, c_char_p, c_int64, c_int64, c_int64, c_int)
+TRACE_FN = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p, c_char_p, c_int64, c_int64, c_int64, c_int)
 
 
 class RunOptions(Structure):

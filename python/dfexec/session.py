@@ -93,9 +93,11 @@ class Session:
     """Runs a Graph (or the graph file at a path).
 
     threads: worker threads (None or 0: one per core); inline_only=True runs
-    every kernel on the calling thread. optimize: reserved for graph
-    optimisation passes, which the C library does not have yet; it is
-    accepted and ignored. max_iterations / timeout: defaults for run().
+    every kernel on the calling thread. optimize: the graph optimisation the
+    session applies before planning each run signature (the graph itself is
+    not changed): None or "default" for the default pipeline, "none" for
+    none, or a comma-separated list of pass names (dfexec.optimize_passes()).
+    max_iterations / timeout: defaults for run().
     """
 
     def __init__(self, graph, threads=None, optimize=None, inline_only=False,
@@ -105,7 +107,10 @@ class Session:
         self.graph = graph
         self.optimize = optimize
         self._handle = graph._handle()     # the session borrows this snapshot
-        opts = SessionOptions(int(threads or 0), int(bool(inline_only)))
+        if optimize is not None and not isinstance(optimize, str):
+            raise TypeError(f"optimize must be None or a string, not {type(optimize).__name__}")
+        self._optimize_arg = optimize.encode() if optimize is not None else None  # borrowed by dfx_session_new
+        opts = SessionOptions(int(threads or 0), int(bool(inline_only)), self._optimize_arg)
         out, st = ctypes.c_void_p(), status()
         check(lib.dfx_session_new(self._handle.ptr, ctypes.byref(opts), ctypes.byref(out), st), st)
         self._ptr = out.value

@@ -277,9 +277,12 @@ def test_unknown_op_is_unimplemented():
     g = dfexec.Graph()
     with g.as_default():
         x = ops.constant(1.0)
-        _build.make_op(g, "NoSuchOp", [x], [(x.dtype, ())])
+        y, = _build.make_op(g, "NoSuchOp", [x], [(x.dtype, ())])
+        # Identity cannot infer T from an op nobody knows: say it.
+        z, = _build.make_op(g, "Identity", [y], [(x.dtype, ())], attrs={"T": x.dtype})
+    s = dfexec.Session(g)  # an unknown op fails the run that needs it, not the session
     with pytest.raises(dfexec.UnimplementedError, match="NoSuchOp"):
-        dfexec.Session(g)
+        s.run(z)
 
 
 def test_closed_session():
@@ -290,9 +293,14 @@ def test_closed_session():
         s.run("y", {"x": 1.0})
 
 
-def test_optimize_is_accepted_and_reserved():
-    s = dfexec.Session(_identity_graph("float32"), optimize=True, threads=1, inline_only=True)
-    assert s.optimize is True and s.run("y", {"x": 2.0}) == 2.0
+def test_optimize_option():
+    for opt in (None, "default", "none", "prune,identity", "constfold,cse"):
+        s = dfexec.Session(_identity_graph("float32"), optimize=opt, threads=1, inline_only=True)
+        assert s.optimize == opt and s.run("y", {"x": 2.0}) == 2.0
+    with pytest.raises(dfexec.InvalidArgumentError, match="unknown pass.*constfold"):
+        dfexec.Session(_identity_graph("float32"), optimize="nosuchpass")
+    with pytest.raises(TypeError):
+        dfexec.Session(_identity_graph("float32"), optimize=True)
 
 
 def test_session_from_path():

@@ -359,8 +359,9 @@ Test(session, vector_ops_reuse_only_private_inputs) {
  * 192x192 MatMuls are spread over both (queued nodes wake a sleeping thread
  * through dfx__pool_nudge before a long kernel starts). A loaded machine may
  * schedule one thread late, so a few runs are allowed. */
-static void note_worker(void *ud, int node, const char *frame, int64_t iter, int64_t t0, int64_t t1, int worker) {
-  (void)node, (void)frame, (void)iter, (void)t0, (void)t1;
+static void note_worker(void *ud, const char *node, const char *op, const char *frame, int64_t iter, int64_t t0,
+                        int64_t t1, int worker) {
+  (void)node, (void)op, (void)frame, (void)iter, (void)t0, (void)t1;
   if (worker >= 0 && worker < 31) __atomic_or_fetch((unsigned *)ud, 1u << worker, __ATOMIC_RELAXED);
 }
 

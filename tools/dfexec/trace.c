@@ -9,8 +9,7 @@
 #include "cli.h"
 
 typedef struct event {
-  int node;
-  const char *frame; /* the engine's frame name, valid while the session lives */
+  const char *node, *op, *frame; /* the engine's strings, valid while the session lives */
   int64_t iter, t0, t1;
   int worker;
 } event;
@@ -29,7 +28,8 @@ struct dfx_trace {
   acc *by_frame; /* per static frame index */
 };
 
-static void on_trace(void *ud, int node, const char *frame, int64_t iter, int64_t t0, int64_t t1, int worker) {
+static void on_trace(void *ud, const char *node, const char *op, const char *frame, int64_t iter, int64_t t0,
+                     int64_t t1, int worker) {
   dfx_trace *tr = ud;
   pthread_mutex_lock(&tr->mu);
   if (tr->n == tr->cap) {
@@ -43,7 +43,7 @@ static void on_trace(void *ud, int node, const char *frame, int64_t iter, int64_
     tr->ev = ne;
     tr->cap = nc;
   }
-  tr->ev[tr->n++] = (event){node, frame, iter, t0, t1, worker};
+  tr->ev[tr->n++] = (event){node, op, frame, iter, t0, t1, worker};
   pthread_mutex_unlock(&tr->mu);
 }
 
@@ -80,11 +80,14 @@ void dfx__trace_attach(dfx_trace *tr, dfx_run_options *ro) {
 void dfx__trace_accumulate(dfx_trace *tr) {
   for (size_t i = 0; i < tr->n; i++) {
     const event *e = &tr->ev[i];
-    if (e->node < 0 || e->node >= tr->g->n_nodes) continue;
-    acc *a = &tr->by_node[e->node];
+    /* The session runs tr->g as it is (the CLI optimises beforehand), so
+     * every traced node is one of its nodes. */
+    int id = dfx_graph_node_find(tr->g, e->node);
+    if (id < 0) continue;
+    acc *a = &tr->by_node[id];
     a->count++;
     a->ns += e->t1 - e->t0;
-    acc *f = &tr->by_frame[tr->g->nodes[e->node].frame];
+    acc *f = &tr->by_frame[tr->g->nodes[id].frame];
     f->count++;
     f->ns += e->t1 - e->t0;
     if (e->iter + 1 > f->iters) f->iters = e->iter + 1;
@@ -155,15 +158,13 @@ bool dfx__trace_write_chrome(dfx_trace *tr, const char *path, char *err, size_t 
   fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"dfexec\"}}", f);
   for (size_t i = 0; i < tr->n; i++) {
     const event *e = &tr->ev[i];
-    if (e->node < 0 || e->node >= tr->g->n_nodes) continue;
-    const dfx_node *n = &tr->g->nodes[e->node];
     fputs(",\n{\"name\": ", f);
-    dfx__json_string(f, n->name, strlen(n->name));
+    dfx__json_string(f, e->node, strlen(e->node));
     fputs(", \"cat\": ", f);
-    dfx__json_string(f, n->op, strlen(n->op));
+    dfx__json_string(f, e->op, strlen(e->op));
     fprintf(f, ", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 1, \"tid\": %d, \"args\": {\"op\": ",
             (double)e->t0 / 1e3, (double)(e->t1 - e->t0) / 1e3, e->worker);
-    dfx__json_string(f, n->op, strlen(n->op));
+    dfx__json_string(f, e->op, strlen(e->op));
     fputs(", \"frame\": ", f);
     const char *fr = e->frame ? e->frame : "";
     dfx__json_string(f, fr, strlen(fr));
