@@ -138,7 +138,7 @@ static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; 
       }                                                                                                   \
     }
 /* Iterates the in-bounds window elements of the current output row: xrow is
- * the input row, fk the flat window (filter) position. */
+ * the input row; a, b, c_ the tap in the window. */
 #define FOR_WIN(p, BODY)                                                                                  \
   for (int64_t a = w0.lo; a < w0.hi; a++) {                                                               \
     int64_t i0 = w0.base + a * (p)->rate[0];                                                              \
@@ -147,16 +147,14 @@ static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; 
       for (int64_t c_ = w2.lo; c_ < w2.hi; c_++) {                                                        \
         int64_t i2 = w2.base + c_ * (p)->rate[2];                                                         \
         int64_t xrow = (((n_ * (p)->in[0] + i0) * (p)->in[1] + i1) * (p)->in[2] + i2) * (p)->C;           \
-        int64_t fk = (a * (p)->k[1] + b) * (p)->k[2] + c_;                                                \
-        (void)fk;                                                                                         \
         BODY                                                                                              \
       }                                                                                                   \
     }                                                                                                     \
   }
 
-/* Max pooling (and Dilation2D when f != NULL: max of x + f[window, c]),
- * starting from `init`. arg: optional flat input index of each maximum
- * (first one wins). */
+/* Max pooling (and Dilation2D when f != NULL: max of x + f[window, c]; its
+ * window is the filter's, so the tap's offset fits), starting from `init`.
+ * arg: optional flat input index of each maximum (first one wins). */
 #define DEFINE_MAX(T)                                                                                     \
   static dfx_code maxpool_##T(dfx_kctx *ctx, const pparams *p, const T *x, const T *f, T *y, int64_t *arg, \
                               T init) {                                                                   \
@@ -166,8 +164,9 @@ static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; 
         if (arg) arg[yrow + c] = -1;                                                                      \
       }                                                                                                   \
       FOR_WIN(p, {                                                                                        \
+        const T *fr = f ? f + ((a * p->k[1] + b) * p->k[2] + c_) * p->C : NULL;                           \
         for (int64_t c = 0; c < p->C; c++) {                                                              \
-          T v = f ? (T)(x[xrow + c] + f[fk * p->C + c]) : x[xrow + c];                                    \
+          T v = fr ? (T)(x[xrow + c] + fr[c]) : x[xrow + c];                                              \
           if (arg ? (arg[yrow + c] < 0 || v > y[yrow + c]) : v > y[yrow + c]) {                           \
             y[yrow + c] = v;                                                                              \
             if (arg) arg[yrow + c] = xrow + c;                                                            \
