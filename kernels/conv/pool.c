@@ -109,9 +109,15 @@ typedef struct wrange {
 } wrange;
 
 static inline wrange win_range(const pparams *p, int d, int64_t o) {
-  int64_t b = o * p->stride[d] - p->padb[d], r = p->rate[d], in = p->in[d];
-  wrange w = {b, b >= 0 ? 0 : -b / r + (-b % r != 0), 0};
-  int64_t h = b >= in ? 0 : (in - 1 - b) / r + 1;
+  int64_t b = o * p->stride[d] - p->padb[d], r = p->rate[d], in = p->in[d], h;
+  wrange w = {b, 0, 0};
+  if (r == 1) { /* pools: no division */
+    w.lo = b >= 0 ? 0 : -b;
+    h = in - b;
+  } else {
+    w.lo = b >= 0 ? 0 : -b / r + (-b % r != 0);
+    h = b >= in ? 0 : (in - 1 - b) / r + 1;
+  }
   w.hi = h < p->k[d] ? h : p->k[d];
   return w;
 }
@@ -154,7 +160,8 @@ static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; 
 
 /* Max pooling (and Dilation2D when f != NULL: max of x + f[window, c]; its
  * window is the filter's, so the tap's offset fits), starting from `init`.
- * arg: optional flat input index of each maximum (first one wins). */
+ * arg: optional flat input index of each maximum (first one wins). One loop
+ * per case keeps the plain one branch-free (vectorised). */
 #define DEFINE_MAX(T)                                                                                     \
   static dfx_code maxpool_##T(dfx_kctx *ctx, const pparams *p, const T *x, const T *f, T *y, int64_t *arg, \
                               T init) {                                                                   \
@@ -164,13 +171,22 @@ static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; 
         if (arg) arg[yrow + c] = -1;                                                                      \
       }                                                                                                   \
       FOR_WIN(p, {                                                                                        \
-        const T *fr = f ? f + ((a * p->k[1] + b) * p->k[2] + c_) * p->C : NULL;                           \
-        for (int64_t c = 0; c < p->C; c++) {                                                              \
-          T v = fr ? (T)(x[xrow + c] + fr[c]) : x[xrow + c];                                              \
-          if (arg ? (arg[yrow + c] < 0 || v > y[yrow + c]) : v > y[yrow + c]) {                           \
-            y[yrow + c] = v;                                                                              \
-            if (arg) arg[yrow + c] = xrow + c;                                                            \
+        const T *xr = x + xrow;                                                                           \
+        T *yr = y + yrow;                                                                                 \
+        if (arg) {                                                                                        \
+          for (int64_t c = 0; c < p->C; c++)                                                              \
+            if (arg[yrow + c] < 0 || xr[c] > yr[c]) {                                                     \
+              yr[c] = xr[c];                                                                              \
+              arg[yrow + c] = xrow + c;                                                                   \
+            }                                                                                             \
+        } else if (f) {                                                                                   \
+          const T *fr = f + ((a * p->k[1] + b) * p->k[2] + c_) * p->C;                                    \
+          for (int64_t c = 0; c < p->C; c++) {                                                            \
+            T v = (T)(xr[c] + fr[c]);                                                                     \
+            yr[c] = v > yr[c] ? v : yr[c];                                                                \
           }                                                                                               \
+        } else {                                                                                          \
+          for (int64_t c = 0; c < p->C; c++) yr[c] = xr[c] > yr[c] ? xr[c] : yr[c];                       \
         }                                                                                                 \
       })                                                                                                  \
     })                                                                                                    \
