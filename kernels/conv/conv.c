@@ -27,17 +27,13 @@ static dfx_code conv_init(const dfx_node *n, void **state, dfx_status *st) {
   dfx_code c;
   if ((c = cu_format_attr(n, s.nd, &s.clast, st)) || (c = cu_window_attr(n, "strides", r, s.st, st)) ||
       (c = cu_window_attr(n, "dilations", r, s.dl, st)) ||
-      (c = cu_unit_bc("strides", s.st, r, s.clast, DFX_EINVAL,
+      (c = cu_unit_bc("strides", s.st, r, s.clast,
                       "strides in the batch and depth dimensions must be 1", st)) ||
-      (c = cu_unit_bc("dilations", s.dl, r, s.clast, DFX_EINVAL,
+      (c = cu_unit_bc("dilations", s.dl, r, s.clast,
                       "dilations in the batch and depth dimensions must be 1", st)) ||
       (c = cu_padding_attr(n, &s, st)))
     return c;
-  cu_spec *p = dfx__malloc(sizeof *p);
-  if (!p) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  *p = s;
-  *state = p;
-  return DFX_OK;
+  return cu_spec_state(&s, state, st);
 }
 
 /* The input, filter and output geometry from the node's attrs (state) and
@@ -288,7 +284,8 @@ static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise) {
   if (f->dtype != x->dtype) return dfx__kctx_fail(ctx, DFX_EINVAL, "input and filter must have the same dtype");
   if (f->count == 0) {
     char b[96];
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "filter must not have zero elements (i.e. all dimensions must be non-zero): %s",
+    return dfx__kctx_fail(ctx, DFX_EINVAL,
+                          "filter must not have zero elements (i.e. all dimensions must be non-zero): %s",
                           DFX_SHAPE_STR(f, b));
   }
   cparams p;

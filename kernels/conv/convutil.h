@@ -42,6 +42,15 @@ typedef struct cu_spec {
   int64_t ks[5], st[5], dl[5], ep[10]; /* ksize, strides, dilations/rates, explicit_paddings */
 } cu_spec;
 
+/* Hands a copy of s to the node as its kernel state (freed by dfx__free). */
+static inline dfx_code cu_spec_state(const cu_spec *s, void **state, dfx_status *st) {
+  cu_spec *p = dfx__malloc(sizeof *p);
+  if (!p) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  *p = *s;
+  *state = p;
+  return DFX_OK;
+}
+
 /* Checks r window values (from attr or input `name`): each must be >= 1. */
 static inline dfx_code cu_check_window(const char *name, const int64_t *v, int n, int r, dfx_status *st) {
   char b[160];
@@ -64,11 +73,11 @@ static inline dfx_code cu_window_attr(const dfx_node *n, const char *name, int r
 }
 
 /* Fails unless v is 1 in the batch and channel dims: `what` ends TF's message. */
-static inline dfx_code cu_unit_bc(const char *name, const int64_t *v, int r, int clast, dfx_code code,
-                                  const char *what, dfx_status *st) {
+static inline dfx_code cu_unit_bc(const char *name, const int64_t *v, int r, int clast, const char *what,
+                                  dfx_status *st) {
   if (v[0] == 1 && v[clast ? r - 1 : 1] == 1) return DFX_OK;
   char b[160];
-  return dfx__status_set(st, code, "%s = %s: %s", name, dfx__shape_str(r, v, b, sizeof b), what);
+  return dfx__status_set(st, DFX_EINVAL, "%s = %s: %s", name, dfx__shape_str(r, v, b, sizeof b), what);
 }
 
 /* data_format: channels last or first; NCHW_VECT_C (quantized int8 blocks) is not implemented. */
@@ -86,10 +95,12 @@ static inline dfx_code cu_padding_attr(const dfx_node *n, cu_spec *s, dfx_status
   int r = s->nd + 2, ne = cu_ints(n, "explicit_paddings", s->ep, 10);
   char b[200];
   s->pad = cu_padding(n);
-  if (s->pad == PAD_BAD) return dfx__status_set(st, DFX_EINVAL, "padding = '%s' is not supported", dfx__attr_str(n, "padding", ""));
+  if (s->pad == PAD_BAD)
+    return dfx__status_set(st, DFX_EINVAL, "padding = '%s' is not supported", dfx__attr_str(n, "padding", ""));
   if (s->pad != PAD_EXPLICIT) {
     if (ne > 0)
-      return dfx__status_set(st, DFX_EINVAL, "explicit_paddings must be empty if padding is not EXPLICIT, got %d values", ne);
+      return dfx__status_set(st, DFX_EINVAL,
+                             "explicit_paddings must be empty if padding is not EXPLICIT, got %d values", ne);
     memset(s->ep, 0, sizeof s->ep);
     return DFX_OK;
   }
@@ -100,7 +111,8 @@ static inline dfx_code cu_padding_attr(const dfx_node *n, cu_spec *s, dfx_status
     if (s->ep[i] < 0) return dfx__status_set(st, DFX_EINVAL, "explicit_paddings = %s: all values must be >= 0", ps);
   int c = s->clast ? r - 1 : 1;
   if (s->ep[0] || s->ep[1] || s->ep[2 * c] || s->ep[2 * c + 1])
-    return dfx__status_set(st, DFX_EINVAL, "explicit_paddings = %s: padding the batch or depth dimension is not supported", ps);
+    return dfx__status_set(st, DFX_EINVAL,
+                           "explicit_paddings = %s: padding the batch or depth dimension is not supported", ps);
   return DFX_OK;
 }
 

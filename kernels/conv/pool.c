@@ -27,8 +27,8 @@ static dfx_code check_pool_window(const cu_spec *s, dfx_status *st) {
     return dfx__status_set(st, DFX_EINVAL, "ksize = %s, strides = %s: pooling is not supported on the batch dimension",
                            ks, ss);
   if (s->ks[c] != 1 || s->st[c] != 1)
-    return dfx__status_set(st, DFX_EUNIMPL, "ksize = %s, strides = %s: pooling over the depth dimension is not supported",
-                           ks, ss);
+    return dfx__status_set(st, DFX_EUNIMPL,
+                           "ksize = %s, strides = %s: pooling over the depth dimension is not supported", ks, ss);
   return DFX_OK;
 }
 
@@ -42,8 +42,8 @@ static dfx_code pool_init(const dfx_node *n, void **state, dfx_status *st) {
   for (int i = 0; i < r; i++) s.ks[i] = s.dl[i] = 1;
   if (dil) {
     if ((c = cu_window_attr(n, "strides", r, s.st, st)) || (c = cu_window_attr(n, "rates", r, s.dl, st)) ||
-        (c = cu_unit_bc("strides", s.st, r, 1, DFX_EINVAL, "strides in the batch and depth dimensions must be 1", st)) ||
-        (c = cu_unit_bc("rates", s.dl, r, 1, DFX_EINVAL, "rates in the batch and depth dimensions must be 1", st)))
+        (c = cu_unit_bc("strides", s.st, r, 1, "strides in the batch and depth dimensions must be 1", st)) ||
+        (c = cu_unit_bc("rates", s.dl, r, 1, "rates in the batch and depth dimensions must be 1", st)))
       return c;
   } else if (!v2) {
     if ((c = cu_window_attr(n, "ksize", r, s.ks, st)) || (c = cu_window_attr(n, "strides", r, s.st, st)) ||
@@ -55,11 +55,7 @@ static dfx_code pool_init(const dfx_node *n, void **state, dfx_status *st) {
       if (s.ep[i] >= s.ks[i / 2])
         return dfx__status_set(st, DFX_EINVAL, "explicit_paddings[%d] = %lld must be smaller than ksize[%d] = %lld", i,
                                (long long)s.ep[i], i / 2, (long long)s.ks[i / 2]);
-  cu_spec *p = dfx__malloc(sizeof *p);
-  if (!p) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  *p = s;
-  *state = p;
-  return DFX_OK;
+  return cu_spec_state(&s, state, st);
 }
 
 /* Window geometry from the node's spec and input x (ks: the window for

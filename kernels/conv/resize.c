@@ -21,7 +21,8 @@ static float resize_scale(int64_t in, int64_t out, int align) {
 static dfx_code resize_init(const dfx_node *n, void **state, dfx_status *st) {
   (void)state;
   if (dfx__attr_bool(n, "half_pixel_centers", false) && dfx__attr_bool(n, "align_corners", false))
-    return dfx__status_set(st, DFX_EINVAL, "align_corners = true: if half_pixel_centers is true, align_corners must be false");
+    return dfx__status_set(st, DFX_EINVAL,
+                           "align_corners = true: if half_pixel_centers is true, align_corners must be false");
   return DFX_OK;
 }
 

@@ -215,17 +215,13 @@ static dfx_code patches_init(const dfx_node *n, void **state, dfx_status *st) {
   dfx_code c;
   if ((c = cu_window_attr(n, "ksizes", 4, s.ks, st)) || (c = cu_window_attr(n, "strides", 4, s.st, st)) ||
       (c = cu_window_attr(n, "rates", 4, s.dl, st)) ||
-      (c = cu_unit_bc("ksizes", s.ks, 4, 1, DFX_EINVAL, "only ksizes across space are supported", st)) ||
-      (c = cu_unit_bc("strides", s.st, 4, 1, DFX_EINVAL, "only strides across space are supported", st)) ||
-      (c = cu_unit_bc("rates", s.dl, 4, 1, DFX_EINVAL, "only rates across space are supported", st)))
+      (c = cu_unit_bc("ksizes", s.ks, 4, 1, "only ksizes across space are supported", st)) ||
+      (c = cu_unit_bc("strides", s.st, 4, 1, "only strides across space are supported", st)) ||
+      (c = cu_unit_bc("rates", s.dl, 4, 1, "only rates across space are supported", st)))
     return c;
   if (s.pad != PAD_SAME && s.pad != PAD_VALID)
     return dfx__status_set(st, DFX_EINVAL, "padding = '%s' is not supported", dfx__attr_str(n, "padding", ""));
-  cu_spec *p = dfx__malloc(sizeof *p);
-  if (!p) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  *p = s;
-  *state = p;
-  return DFX_OK;
+  return cu_spec_state(&s, state, st);
 }
 
 static dfx_code extract_patches(dfx_kctx *ctx) {

@@ -166,7 +166,8 @@ Test(conv_hostile, shape_arithmetic_overflow_fails_cleanly) {
                                 kh_i32(2, (int64_t[]){2, 2}, (int32_t[]){0, 0, 0, 0})},
                3, "the product of block_shape overflows");
   expect_error("SpaceToBatchND", i64, 1,
-               (dfx_tensor *[]){f32z(4, (int64_t[]){4, 4, 1, 1}), kh_i64(1, (int64_t[]){1}, (int64_t[]){(int64_t)1 << 62}),
+               (dfx_tensor *[]){f32z(4, (int64_t[]){4, 4, 1, 1}),
+                                kh_i64(1, (int64_t[]){1}, (int64_t[]){(int64_t)1 << 62}),
                                 kh_i32(2, (int64_t[]){1, 2}, (int32_t[]){0, 0})},
                3, "output batch");
   expect_error("SpaceToBatchND", i64, 2,
@@ -175,7 +176,8 @@ Test(conv_hostile, shape_arithmetic_overflow_fails_cleanly) {
                3, "padded size of dimension 1 overflows");
   /* BatchToSpaceND: an empty batch passes the divisibility check; 4 * 2^61 does not fit. */
   expect_error("BatchToSpaceND", i64, 1,
-               (dfx_tensor *[]){f32z(4, (int64_t[]){0, 4, 4, 1}), kh_i64(1, (int64_t[]){1}, (int64_t[]){(int64_t)1 << 61}),
+               (dfx_tensor *[]){f32z(4, (int64_t[]){0, 4, 4, 1}),
+                                kh_i64(1, (int64_t[]){1}, (int64_t[]){(int64_t)1 << 61}),
                                 kh_i32(2, (int64_t[]){1, 2}, (int32_t[]){0, 0})},
                3, "times block_shape[0]");
   /* DepthToSpace / SpaceToDepth with block 2^31 on empty tensors. */

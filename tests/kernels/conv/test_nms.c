@@ -48,7 +48,8 @@ static void run(int v, const float (*bx)[4], int32_t max_out, float iou, float s
 Test(nms, three_clusters_all_versions) {
   for (int v = 1; v <= 5; v++) {
     dfx_dtype ts[DFX_DTYPE_END_] = {DFX_F32}, tts[DFX_DTYPE_END_] = {DFX_F32};
-    int nt = v > 1 ? ct_declared(ops[v], "T", ts) : 1, ntt = v > 1 && v < 5 ? ct_declared(ops[v], "T_threshold", tts) : 1;
+    int nt = v > 1 ? ct_declared(ops[v], "T", ts) : 1;
+    int ntt = v > 1 && v < 5 ? ct_declared(ops[v], "T_threshold", tts) : 1;
     for (int t = 0; t < nt; t++)
       for (int tt = 0; tt < ntt; tt++)
         for (int f = 0; f < 2; f++) {
