@@ -3,7 +3,6 @@
  * shape arithmetic that would overflow, loops and scratch bounded by the data
  * rather than by attrs or input values, and long kernels stopping when the
  * run's deadline has passed. */
-#include <float.h>
 #include <stdint.h>
 #include <uv.h>
 
