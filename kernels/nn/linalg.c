@@ -87,7 +87,7 @@ static dfx_code inverse_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   lapack_int *ip = (lapack_int *)(a + n * n);
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch && rc == DFX_OK; b++) {
@@ -113,7 +113,7 @@ static dfx_code det_common(dfx_kctx *ctx, bool logdet) {
   if (logdet && !(l = alloc_batched(ctx, 1, t, 0, 0, 0))) return DFX_ENOMEM;
   if (batch == 0) return DFX_OK;
   double *a = work(ctx, n * n + n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   lapack_int *ip = (lapack_int *)(a + n * n);
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
@@ -151,7 +151,7 @@ static dfx_code cholesky_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch && rc == DFX_OK; b++) {
     POLL_OR_STOP(rc);
@@ -178,7 +178,7 @@ static dfx_code lu_k(dfx_kctx *ctx) {
   if (!p) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + 2 * n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   lapack_int *ip = (lapack_int *)(a + n * n);
   int64_t *perm = (int64_t *)(a + n * n + n);
   dfx_code rc = DFX_OK;
@@ -235,7 +235,7 @@ static dfx_code solve_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + n * k + n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *r = a + n * n;
   lapack_int *ip = (lapack_int *)(r + n * k);
   dfx_code rc = DFX_OK;
@@ -265,7 +265,7 @@ static dfx_code trisolve_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + n * k);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *r = a + n * n;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0, done = 0; b < batch && rc == DFX_OK; b++) {
@@ -313,7 +313,7 @@ static dfx_code solve_ls_k(dfx_kctx *ctx) {
   if (y->count == 0) return DFX_OK;
   int64_t mx = m > n ? m : n, p = m < n ? m : n;
   double *a = work(ctx, m * n + mx * k + p * p + mx + p * k);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *r = a + m * n, *g = r + mx * k, *sv = g + p * p, *tmp = sv + mx;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch && rc == DFX_OK; b++) {
@@ -405,7 +405,7 @@ static dfx_code svd_k(dfx_kctx *ctx) {
   }
   /* u is m x uc and v^T vc x n, as big as the outputs (not m x m). */
   double *a = work(ctx, m * n + p + m * uc + 2 * vc * n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *sv = a + m * n, *uu = sv + p, *vt = uu + m * uc, *vv = vt + vc * n;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
@@ -443,7 +443,7 @@ static dfx_code qr_k(dfx_kctx *ctx) {
   /* a is m x wc so Q (m x qc) fits in place; ld = wc; R is qc x n. */
   int64_t wc = n > qc ? n : qc;
   double *a = work(ctx, m * wc + p + qc * n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *tau = a + m * wc, *rr = tau + p;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {

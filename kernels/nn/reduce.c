@@ -23,32 +23,36 @@ typedef struct walk {
 
 /* Walks x in row-major order; the inner group either reduces a contiguous row
  * into one accumulator or combines a contiguous row into contiguous ones.
- * Polls the run every NN_POLL_WORK elements. */
-#define DEF_WALK(NAME, T, ACC, LOAD, COMB)                                     \
-  static dfx_code NAME(dfx_kctx *ctx, const T *x, ACC *acc, const walk *w) {   \
+ * Rows go in chunks of at most NN_POLL_WORK elements, so even one long row
+ * polls the run. */
+#define DEF_WALK(NAME, T, ACC, LOAD, COMB)                                       \
+  static dfx_code NAME(dfx_kctx *ctx, const T *x, ACC *acc, const walk *w) {     \
     int64_t cnt[DFX_MAX_DIMS] = {0}, inner = w->n[w->ng - 1], off = 0, done = 0; \
-    bool ired = w->red[w->ng - 1];                                             \
-    for (;;) {                                                                 \
-      if (ired) {                                                              \
-        ACC a = acc[off];                                                      \
-        for (int64_t j = 0; j < inner; j++) a = COMB(a, LOAD(x[j]));           \
-        acc[off] = a;                                                          \
-      } else {                                                                 \
-        ACC *o = acc + off;                                                    \
-        for (int64_t j = 0; j < inner; j++) o[j] = COMB(o[j], LOAD(x[j]));     \
-      }                                                                        \
-      x += inner;                                                              \
-      int g = w->ng - 2;                                                       \
-      for (; g >= 0; g--) {                                                    \
-        off += w->ostride[g];                                                  \
-        if (++cnt[g] < w->n[g]) break;                                         \
-        off -= w->ostride[g] * w->n[g];                                        \
-        cnt[g] = 0;                                                            \
-      }                                                                        \
-      if (g < 0) return DFX_OK;                                                \
-      dfx_code rc = dfx__nn_progress(ctx, &done, inner);                       \
-      if (rc != DFX_OK) return rc;                                             \
-    }                                                                          \
+    bool ired = w->red[w->ng - 1];                                               \
+    for (;;) {                                                                   \
+      for (int64_t j0 = 0; j0 < inner; j0 += NN_POLL_WORK) {                     \
+        int64_t j1 = inner - j0 < NN_POLL_WORK ? inner : j0 + NN_POLL_WORK;      \
+        if (ired) {                                                              \
+          ACC a = acc[off];                                                      \
+          for (int64_t j = j0; j < j1; j++) a = COMB(a, LOAD(x[j]));             \
+          acc[off] = a;                                                          \
+        } else {                                                                 \
+          ACC *o = acc + off;                                                    \
+          for (int64_t j = j0; j < j1; j++) o[j] = COMB(o[j], LOAD(x[j]));       \
+        }                                                                        \
+        dfx_code rc = dfx__nn_progress(ctx, &done, j1 - j0);                     \
+        if (rc != DFX_OK) return rc;                                             \
+      }                                                                          \
+      x += inner;                                                                \
+      int g = w->ng - 2;                                                         \
+      for (; g >= 0; g--) {                                                      \
+        off += w->ostride[g];                                                    \
+        if (++cnt[g] < w->n[g]) break;                                           \
+        off -= w->ostride[g] * w->n[g];                                          \
+        cnt[g] = 0;                                                              \
+      }                                                                          \
+      if (g < 0) return DFX_OK;                                                  \
+    }                                                                            \
   }
 
 #define LD(v) (v)

@@ -51,24 +51,31 @@ static void check(const dfx_tensor *a, const dfx_tensor *b, const dfx_tensor *y,
   }
 }
 
-Test(matmul, dtypes_and_transposes) {
-  dfx_dtype types[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16, DFX_I32, DFX_I64, DFX_U8, DFX_U16};
-  for (unsigned ti = 0; ti < sizeof types / sizeof *types; ti++) {
-    for (int tr = 0; tr < 4; tr++) {
-      bool ta = tr & 1, tb = tr & 2;
-      int64_t m = 5, k = 7, n = 3;
-      int64_t da[] = {ta ? k : m, ta ? m : k}, db[] = {tb ? n : k, tb ? k : n};
-      dfx_dtype t = types[ti];
-      double lo = t == DFX_U8 || t == DFX_U16 ? 0 : -3;
-      dfx_tensor *a = trand(t, 2, da, lo, 3, 1 + tr), *b = trand(t, 2, db, lo, 3, 7 + tr), *y;
-      char err[512];
-      cr_assert_eq(mm("MatMul", a, b, ta, tb, &y, err), DFX_OK, "%s", err);
-      cr_assert_eq(y->dims[0], m);
-      cr_assert_eq(y->dims[1], n);
-      check(a, b, y, ta, tb);
-      dfx__tensor_unref(y);
-      dfx__tensor_unref(a);
-      dfx__tensor_unref(b);
+/* Every declared dtype of each op, with each transpose/adjoint pair: MatMul
+ * on matrices, BatchMatMul on a batch of 2, BatchMatMulV2 broadcasting y's
+ * batch of 1. */
+Test(matmul, declared_dtypes_and_transposes) {
+  const char *ops[] = {"MatMul", "BatchMatMul", "BatchMatMulV2"};
+  for (int o = 0; o < 3; o++) {
+    dfx_dtype types[DFX_DTYPE_END_];
+    int nt = nn_declared(ops[o], "T", types);
+    for (int ti = 0; ti < nt; ti++) {
+      for (int tr = 0; tr < 4; tr++) {
+        bool ta = tr & 1, tb = tr & 2;
+        int64_t m = 5, k = 7, n = 3, nb = o == 0 ? 0 : 1;
+        int64_t da[] = {2, ta ? k : m, ta ? m : k}, db[] = {o == 2 ? 1 : 2, tb ? n : k, tb ? k : n};
+        dfx_dtype t = types[ti];
+        dfx_tensor *a = nn_rand(t, 2 + nb, da + 1 - nb, 1 + tr), *b = nn_rand(t, 2 + nb, db + 1 - nb, 7 + tr), *y;
+        char err[512];
+        cr_assert_eq(mm(ops[o], a, b, ta, tb, &y, err), DFX_OK, "%s %s: %s", ops[o], dfx_dtype_name(t), err);
+        cr_assert_eq(y->dtype, t);
+        cr_assert_eq(y->dims[nb], m);
+        cr_assert_eq(y->dims[nb + 1], n);
+        check(a, b, y, ta, tb);
+        dfx__tensor_unref(y);
+        dfx__tensor_unref(a);
+        dfx__tensor_unref(b);
+      }
     }
   }
 }
