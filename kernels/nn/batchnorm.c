@@ -10,7 +10,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* Attrs, parsed once per node. */
 typedef struct bn_attrs {
   double eps, fac;

@@ -9,7 +9,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* ---- BiasAdd ---- */
 
 /* Rows [o0, o1) of the [outer, c, inner] view. */
@@ -67,7 +66,7 @@ static dfx_code bias_k(dfx_kctx *ctx) {
   for (int d = 0; d < cd; d++) outer *= x->dims[d];
   for (int d = cd + 1; d < x->ndims; d++) inner *= x->dims[d];
   /* Blocks of rows between polls of the run. */
-  int64_t row = c * inner, step = row >= NN_POLL_WORK ? 1 : NN_POLL_WORK / row;
+  int64_t row = c * inner, step = row >= DFX_NN_POLL_WORK ? 1 : DFX_NN_POLL_WORK / row;
   for (int64_t o = 0; o < outer; o += step) {
     int64_t o1 = outer - o < step ? outer : o + step;
     switch (t) {
@@ -93,8 +92,8 @@ static dfx_code l2loss_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
   double s = 0;
-  for (int64_t i0 = 0; i0 < x->count; i0 += NN_POLL_WORK) {
-    int64_t i1 = x->count - i0 < NN_POLL_WORK ? x->count : i0 + NN_POLL_WORK;
+  for (int64_t i0 = 0; i0 < x->count; i0 += DFX_NN_POLL_WORK) {
+    int64_t i1 = x->count - i0 < DFX_NN_POLL_WORK ? x->count : i0 + DFX_NN_POLL_WORK;
     if (t == DFX_F32) {
       const float *p = x->data;
       for (int64_t i = i0; i < i1; i++) s += (double)p[i] * p[i];
@@ -166,12 +165,12 @@ static dfx_code lrn_k(dfx_kctx *ctx) {
 }
 
 /* Real types; complex and quantized have no kernel. */
-#define REAL_T "T: {" NN_FLOAT_T ", " NN_INT_T "}"
+#define REAL_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}"
 
 static const dfx_kernel_def kernels[] = {
     {"BiasAdd", REAL_T, bias_k, DFX_KERNEL_CHEAP, bias_init, NULL},
     {"BiasAddV1", REAL_T, bias_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"L2Loss", "T: {" NN_FLOAT_T "}", l2loss_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"L2Loss", "T: {" DFX_NN_FLOAT_T "}", l2loss_k, DFX_KERNEL_CHEAP, NULL, NULL},
     {"LRN", "T: {half, bfloat16, float}", lrn_k, 0, lrn_init, lrn_fini},
     {NULL}};
 

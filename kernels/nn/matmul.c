@@ -1,7 +1,8 @@
 /* matmul.c - MatMul, BatchMatMul and BatchMatMulV2 (broadcast batch dims).
- * Row-major operands; float/double go to OpenBLAS gemm (one call per batch
- * matrix), half types are widened to float and use sgemm, integers use a
- * naive i-k-j loop with wrapping arithmetic. */
+ * Row-major operands; float/double/complex go to OpenBLAS gemm (one call per
+ * batch matrix), half types are widened to float and use sgemm, integers use
+ * a naive i-k-j loop with wrapping arithmetic. MatMul's transpose_a/b only
+ * transpose; BatchMatMul's adj_x/y conjugate complex operands too. */
 #include <cblas.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 
 typedef struct mm_attrs {
   bool ta, tb;
+  bool conj; /* transposed operands are conjugated (adj_x/adj_y) */
 } mm_attrs;
 
 /* Row i of C[m,n] = op(A) op(B); op(A) is A[m,k] (lda k) or A^T with A[k,m] (lda m). */
@@ -39,16 +41,26 @@ static void widen(const uint16_t *x, float *y, int64_t n, bool bf) {
 /* One matrix product; `tmp` holds (m*k + k*n + m*n) floats for half types.
  * Integer products poll the run every few rows (*done counts the work). */
 static dfx_code gemm(dfx_kctx *ctx, dfx_dtype t, const void *a, const void *b, void *c, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float *tmp, int64_t *done) {
+                     int64_t k, const mm_attrs *s, float *tmp, int64_t *done) {
+  bool ta = s->ta, tb = s->tb;
   if (m == 0 || n == 0) return DFX_OK;
   size_t es = dfx_dtype_size(t);
   if (k == 0) {
     memset(c, 0, (size_t)(m * n) * es);
     return dfx__nn_progress(ctx, done, m * n);
   }
-  enum CBLAS_TRANSPOSE tra = ta ? CblasTrans : CblasNoTrans, trb = tb ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tr = s->conj ? CblasConjTrans : CblasTrans;
+  enum CBLAS_TRANSPOSE tra = ta ? tr : CblasNoTrans, trb = tb ? tr : CblasNoTrans;
   int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
+  static const double one[2] = {1, 0}, zero[2] = {0, 0};
+  static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
   switch (t) {
+  case DFX_C64:
+    cblas_cgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, onef, a, lda, b, ldb, zerof, c, (int)n);
+    break;
+  case DFX_C128:
+    cblas_zgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, one, a, lda, b, ldb, zero, c, (int)n);
+    break;
   case DFX_F32:
     cblas_sgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, 0.0f, c, (int)n);
     break;
@@ -90,6 +102,7 @@ static dfx_code mm_init(const dfx_node *n, void **state, dfx_status *st) {
   bool v1 = strcmp(n->op, "MatMul") == 0;
   s->ta = dfx__attr_bool(n, v1 ? "transpose_a" : "adj_x", false);
   s->tb = dfx__attr_bool(n, v1 ? "transpose_b" : "adj_y", false);
+  s->conj = !v1;
   *state = s;
   return DFX_OK;
 }
@@ -150,7 +163,7 @@ static dfx_code batched(dfx_kctx *ctx, int nb, const int64_t *bx, const int64_t 
   dfx_code rc = DFX_OK;
   for (int64_t bi = 0, done = 0; bi < batches && rc == DFX_OK; bi++) {
     rc = gemm(ctx, t, xd + (size_t)(ox * xr * xc) * es, yd + (size_t)(oy * yr * yc) * es,
-              zd + (size_t)(bi * m * n) * es, m, n, k, s->ta, s->tb, tmp, &done);
+              zd + (size_t)(bi * m * n) * es, m, n, k, s, tmp, &done);
     for (int i = nb - 1; i >= 0; i--) {
       ox += sx[i];
       oy += sy[i];
@@ -205,12 +218,12 @@ static dfx_code bmm_common(dfx_kctx *ctx, bool v2) {
 static dfx_code bmm_k(dfx_kctx *ctx) { return bmm_common(ctx, false); }
 static dfx_code bmm2_k(dfx_kctx *ctx) { return bmm_common(ctx, true); }
 
-/* Complex types are left out: adj_x/adj_y would need conjugation. */
+/* Every dtype TF allows for each op. */
+#define MM_T "T: {" DFX_NN_FLOAT_T ", complex64, complex128, "
 static const dfx_kernel_def kernels[] = {
-    {"MatMul", "T: {" NN_FLOAT_T ", int32, int64, uint8, uint16, uint32, uint64}", matmul_k, 0, mm_init, mm_fini},
-    {"BatchMatMul", "T: {" NN_FLOAT_T ", int32, int64}", bmm_k, 0, mm_init, mm_fini},
-    {"BatchMatMulV2", "T: {" NN_FLOAT_T ", int16, int32, int64, uint8, uint16, uint32, uint64}", bmm2_k, 0, mm_init,
-     mm_fini},
+    {"MatMul", MM_T "int32, int64, uint8, uint16, uint32, uint64}", matmul_k, 0, mm_init, mm_fini},
+    {"BatchMatMul", MM_T "int32, int64}", bmm_k, 0, mm_init, mm_fini},
+    {"BatchMatMulV2", MM_T "int16, int32, int64, uint8, uint16, uint32, uint64}", bmm2_k, 0, mm_init, mm_fini},
     {NULL}};
 
 void dfx__kernels_nn_matmul(dfx_registry *r);

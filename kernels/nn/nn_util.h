@@ -9,9 +9,9 @@
 
 #include "kernel.h"
 
-/* Dtype sets for the rows' types strings ("T: {" NN_FLOAT_T ", " NN_INT_T "}"). */
-#define NN_FLOAT_T "half, bfloat16, float, double"
-#define NN_INT_T "int8, int16, int32, int64, uint8, uint16, uint32, uint64"
+/* Dtype sets for the rows' types strings ("T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}"). */
+#define DFX_NN_FLOAT_T "half, bfloat16, float, double"
+#define DFX_NN_INT_T "int8, int16, int32, int64, uint8, uint16, uint32, uint64"
 
 /* Reads the int32/int64 axes tensor ctx->in[i] (any shape, flattened) and
  * marks the reduced dims of a rank-`rank` input; TF's errors for out-of-range
@@ -28,12 +28,12 @@ void dfx__nn_store(void *data, dfx_dtype t, int64_t i, double v);
 void dfx__nn_store_index(void *data, dfx_dtype t, int64_t i, int64_t v);
 
 /* Work units between two polls of the run (dfx__kctx_poll). */
-#define NN_POLL_WORK ((int64_t)1 << 20)
+#define DFX_NN_POLL_WORK ((int64_t)1 << 20)
 
-/* Adds `work` units to *done and polls the run once they pass NN_POLL_WORK:
+/* Adds `work` units to *done and polls the run once they pass DFX_NN_POLL_WORK:
  * DFX_OK to go on, or the code to return at once. */
 static inline dfx_code dfx__nn_progress(dfx_kctx *ctx, int64_t *done, int64_t work) {
-  if ((*done += work) < NN_POLL_WORK) return DFX_OK;
+  if ((*done += work) < DFX_NN_POLL_WORK) return DFX_OK;
   *done = 0;
   return dfx__kctx_poll(ctx);
 }

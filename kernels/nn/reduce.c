@@ -23,15 +23,15 @@ typedef struct walk {
 
 /* Walks x in row-major order; the inner group either reduces a contiguous row
  * into one accumulator or combines a contiguous row into contiguous ones.
- * Rows go in chunks of at most NN_POLL_WORK elements, so even one long row
+ * Rows go in chunks of at most DFX_NN_POLL_WORK elements, so even one long row
  * polls the run. */
 #define DEF_WALK(NAME, T, ACC, LOAD, COMB)                                       \
   static dfx_code NAME(dfx_kctx *ctx, const T *x, ACC *acc, const walk *w) {     \
     int64_t cnt[DFX_MAX_DIMS] = {0}, inner = w->n[w->ng - 1], off = 0, done = 0; \
     bool ired = w->red[w->ng - 1];                                               \
     for (;;) {                                                                   \
-      for (int64_t j0 = 0; j0 < inner; j0 += NN_POLL_WORK) {                     \
-        int64_t j1 = inner - j0 < NN_POLL_WORK ? inner : j0 + NN_POLL_WORK;      \
+      for (int64_t j0 = 0; j0 < inner; j0 += DFX_NN_POLL_WORK) {                     \
+        int64_t j1 = inner - j0 < DFX_NN_POLL_WORK ? inner : j0 + DFX_NN_POLL_WORK;      \
         if (ired) {                                                              \
           ACC a = acc[off];                                                      \
           for (int64_t j = j0; j < j1; j++) a = COMB(a, LOAD(x[j]));             \
@@ -254,7 +254,7 @@ static dfx_code all_k(dfx_kctx *ctx) { return reduce_run(ctx, R_ALL); }
 static dfx_code any_k(dfx_kctx *ctx) { return reduce_run(ctx, R_ANY); }
 
 /* Real types only: complex and quantized inputs have no kernel. */
-#define REAL_TIDX "T: {" NN_FLOAT_T ", " NN_INT_T "}; Tidx: {int32, int64}"
+#define REAL_TIDX "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}; Tidx: {int32, int64}"
 
 static const dfx_kernel_def kernels[] = {
     {"Sum", REAL_TIDX, sum_k, DFX_KERNEL_CHEAP, keep_init, NULL},

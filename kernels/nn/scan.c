@@ -5,7 +5,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* Reads the scalar axis input i (any integer dtype) and splits x into
  * outer/n/inner; outer and inner are 0 for an empty x, whose other dims'
  * product may overflow. */
@@ -161,8 +160,8 @@ static dfx_code cumsum_k(dfx_kctx *ctx) { return scan_run(ctx, false); }
 static dfx_code cumprod_k(dfx_kctx *ctx) { return scan_run(ctx, true); }
 
 /* Real types (and bool for the arg ops); complex and quantized have no kernel. */
-#define ARG_T "T: {" NN_FLOAT_T ", " NN_INT_T ", bool}"
-#define SCAN_T "T: {" NN_FLOAT_T ", " NN_INT_T "}; Tidx: {int32, int64}"
+#define ARG_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T ", bool}"
+#define SCAN_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}; Tidx: {int32, int64}"
 
 static const dfx_kernel_def kernels[] = {
     {"ArgMax", ARG_T "; Tidx: {int16, int32, int64}; output_type: {int16, uint16, int32, int64}", argmax_k,

@@ -9,7 +9,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* Loads n elements starting at element off into buf; returns their max. */
 static double load_row(const dfx_tensor *x, int64_t off, int64_t n, double *buf) {
   double mx = -INFINITY;
@@ -170,10 +169,10 @@ static dfx_code sparse_xent_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Softmax", "T: {" NN_FLOAT_T "}", softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LogSoftmax", "T: {" NN_FLOAT_T "}", log_softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SoftmaxCrossEntropyWithLogits", "T: {" NN_FLOAT_T "}", xent_k, 0, NULL, NULL},
-    {"SparseSoftmaxCrossEntropyWithLogits", "T: {" NN_FLOAT_T "}; Tlabels: {int32, int64}", sparse_xent_k, 0, NULL,
+    {"Softmax", "T: {" DFX_NN_FLOAT_T "}", softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LogSoftmax", "T: {" DFX_NN_FLOAT_T "}", log_softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SoftmaxCrossEntropyWithLogits", "T: {" DFX_NN_FLOAT_T "}", xent_k, 0, NULL, NULL},
+    {"SparseSoftmaxCrossEntropyWithLogits", "T: {" DFX_NN_FLOAT_T "}; Tlabels: {int32, int64}", sparse_xent_k, 0, NULL,
      NULL},
     {NULL}};
 

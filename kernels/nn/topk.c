@@ -10,7 +10,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* Stable sort of idx[0..n) by key descending (desc) or ascending. */
 static void msort(int64_t *idx, int64_t *tmp, int64_t n, const uint64_t *key, bool desc) {
   if (n < 2) return;
@@ -257,7 +256,7 @@ static dfx_code nth_k(dfx_kctx *ctx) {
 }
 
 /* TF's real types (no quantized or complex ones in these ops). */
-#define SORT_T "T: {" NN_FLOAT_T ", " NN_INT_T "}"
+#define SORT_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}"
 
 static const dfx_kernel_def kernels[] = {
     {"TopKV2", SORT_T "; Tk: {int16, int32, int64}; index_type: {int16, int32, int64}", topk_k, 0, NULL, NULL},

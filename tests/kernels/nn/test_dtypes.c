@@ -461,7 +461,7 @@ Test(nn_dtypes, complex_and_quantized_are_refused) {
   struct {
     const char *op;
     dfx_dtype t;
-  } cases[] = {{"MatMul", DFX_C64}, {"BatchMatMulV2", DFX_C128}, {"Sum", DFX_C64}, {"Max", DFX_QI8},
+  } cases[] = {{"Mean", DFX_C128}, {"Prod", DFX_QU8}, {"Sum", DFX_C64}, {"Max", DFX_QI8},
                {"ArgMax", DFX_QU8}, {"Cumsum", DFX_C128}, {"BiasAdd", DFX_QI32}, {"Svd", DFX_C64}};
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
     dfx_node *n = kh_node_new(cases[i].op);

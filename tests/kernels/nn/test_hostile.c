@@ -33,7 +33,7 @@ static dfx_code run_in_step(dfx_node *n, dfx_tensor **in, int nin, dfx_step *ste
   return c;
 }
 
-/* Nodes whose kernels do more than NN_POLL_WORK units of work, with inputs. */
+/* Nodes whose kernels do more than DFX_NN_POLL_WORK units of work, with inputs. */
 typedef struct long_case {
   const char *op;
   dfx_node *n;

@@ -1,4 +1,6 @@
 /* test_matmul.c - MatMul / BatchMatMul / BatchMatMulV2 against a naive product. */
+#include <complex.h>
+
 #include "nn_test.h"
 
 static dfx_code mm(const char *op, dfx_tensor *a, dfx_tensor *b, bool ta, bool tb, dfx_tensor **y, char *err) {
@@ -51,16 +53,16 @@ static void check(const dfx_tensor *a, const dfx_tensor *b, const dfx_tensor *y,
   }
 }
 
-/* Every declared dtype of each op, with each transpose/adjoint pair: MatMul
- * on matrices, BatchMatMul on a batch of 2, BatchMatMulV2 broadcasting y's
- * batch of 1. */
+/* Every declared real dtype of each op, with each transpose/adjoint pair:
+ * MatMul on matrices, BatchMatMul on a batch of 2, BatchMatMulV2
+ * broadcasting y's batch of 1 (complex ones: complex_transpose_and_adjoint). */
 Test(matmul, declared_dtypes_and_transposes) {
   const char *ops[] = {"MatMul", "BatchMatMul", "BatchMatMulV2"};
   for (int o = 0; o < 3; o++) {
     dfx_dtype types[DFX_DTYPE_END_];
     int nt = nn_declared(ops[o], "T", types);
     for (int ti = 0; ti < nt; ti++) {
-      for (int tr = 0; tr < 4; tr++) {
+      for (int tr = 0; tr < 4 && !dfx__dtype_is_complex(types[ti]); tr++) {
         bool ta = tr & 1, tb = tr & 2;
         int64_t m = 5, k = 7, n = 3, nb = o == 0 ? 0 : 1;
         int64_t da[] = {2, ta ? k : m, ta ? m : k}, db[] = {o == 2 ? 1 : 2, tb ? n : k, tb ? k : n};
@@ -78,6 +80,56 @@ Test(matmul, declared_dtypes_and_transposes) {
       }
     }
   }
+}
+
+/* Element i of a complex tensor. */
+static double complex cget(const dfx_tensor *t, int64_t i) {
+  if (t->dtype == DFX_C64) return ((const float *)t->data)[2 * i] + I * ((const float *)t->data)[2 * i + 1];
+  return ((const double *)t->data)[2 * i] + I * ((const double *)t->data)[2 * i + 1];
+}
+
+/* A [rows, cols] complex matrix with parts in [-2, 2]. */
+static dfx_tensor *crand(dfx_dtype t, int64_t rows, int64_t cols, unsigned seed) {
+  int64_t d[] = {rows, cols}, d2[] = {rows, cols * 2};
+  dfx_tensor *parts = trand(t == DFX_C64 ? DFX_F32 : DFX_F64, 2, d2, -2, 2, seed);
+  dfx_tensor *x = kh_tensor(t, 2, d, parts->data);
+  dfx__tensor_unref(parts);
+  return x;
+}
+
+/* MatMul's transpose_a/b transpose; BatchMatMul's adj_x/y also conjugate. */
+Test(matmul, complex_transpose_and_adjoint) {
+  const char *ops[] = {"MatMul", "BatchMatMul", "BatchMatMulV2"};
+  dfx_dtype types[] = {DFX_C64, DFX_C128};
+  for (int o = 0; o < 3; o++)
+    for (int ti = 0; ti < 2; ti++)
+      for (int tr = 0; tr < 4; tr++) {
+        bool ta = tr & 1, tb = tr & 2, adj = o > 0;
+        int64_t m = 4, k = 5, n = 3;
+        dfx_tensor *a = crand(types[ti], ta ? k : m, ta ? m : k, 1 + tr), *b = crand(types[ti], tb ? n : k, tb ? k : n, 5 + tr);
+        dfx_tensor *y;
+        char err[512];
+        cr_assert_eq(mm(ops[o], a, b, ta, tb, &y, err), DFX_OK, "%s: %s", ops[o], err);
+        cr_assert_eq(y->dtype, types[ti]);
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            double complex s = 0;
+            for (int64_t p = 0; p < k; p++) {
+              double complex av = ta ? cget(a, p * m + i) : cget(a, i * k + p);
+              double complex bv = tb ? cget(b, j * k + p) : cget(b, p * n + j);
+              if (adj && ta) av = conj(av);
+              if (adj && tb) bv = conj(bv);
+              s += av * bv;
+            }
+            double complex g = cget(y, i * n + j);
+            double tol = (types[ti] == DFX_C64 ? 1e-5 : 1e-12) * (1 + cabs(s));
+            cr_expect(cabs(g - s) <= tol, "%s %s tr %d (%lld,%lld): got %g%+gi want %g%+gi", ops[o],
+                      dfx_dtype_name(types[ti]), tr, (long long)i, (long long)j, creal(g), cimag(g), creal(s), cimag(s));
+          }
+        dfx__tensor_unref(y);
+        dfx__tensor_unref(a);
+        dfx__tensor_unref(b);
+      }
 }
 
 Test(matmul, empty_and_errors) {
