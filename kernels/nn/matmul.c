@@ -90,7 +90,7 @@ static dfx_code gemm(dfx_kctx *ctx, dfx_dtype t, const void *a, const void *b, v
 #undef C
   default: break;
   }
-  /* m, n, k < 2^31 and m*n, m*k, k*n are element counts: no overflow. */
+  /* m*n is an output element count; times k it may pass int64: saturate. */
   int64_t mn = m * n, work;
   if (__builtin_mul_overflow(mn, k, &work)) work = INT64_MAX;
   return dfx__nn_progress(ctx, done, work);
