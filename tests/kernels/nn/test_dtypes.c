@@ -2,8 +2,8 @@
  * strings): every declared dtype of every row runs on a small input and
  * matches a naive reference, declared dtypes are ones TensorFlow allows, and
  * every TF-allowed dtype left out is refused at kernel lookup, naming the
- * attr and the dtype. MatMul and the axis reductions sweep their declared
- * dtypes in test_matmul.c and test_reduce.c. */
+ * attr and the dtype. MatMul, the axis reductions and linalg sweep their
+ * declared dtypes in test_matmul.c, test_reduce.c and test_linalg.c. */
 #include "nn_test.h"
 
 /* Runs n on in[0..nin) and asserts success; out receives the outputs. */
@@ -340,45 +340,6 @@ static void sweep_in_topk(const char *op) {
   }
 }
 
-/* ---- linalg: each declared T against the float64 kernel on the same values
- * (test_linalg.c checks float64 by reconstruction). Entries are small
- * multiples of 1/4, exact in every declared type. ---- */
-
-static void sweep_linalg(const char *op) {
-  dfx_dtype ts[DFX_DTYPE_END_], ix[DFX_DTYPE_END_];
-  int nt = nn_declared(op, "T", ts), ni = nn_declared_or(op, "output_idx_type", DFX_INVALID, ix);
-  int64_t dm[] = {3, 3}, dr[] = {3, 2};
-  double m[] = {4, 1, 0.5, 1, 3, -0.25, 0.5, -0.25, 2}, r[] = {1, -2, 0.5, 3, -1, 0.25};
-  const dfx_op_def *def = dfx__op_get(op);
-  bool ls = !strcmp(op, "MatrixSolveLs");
-  for (int a = 0; a < nt; a++)
-    for (int c = 0; c < ni; c++) {
-      dfx_tensor *got[3], *ref[3];
-      for (int pass = 0; pass < 2; pass++) {
-        dfx_dtype t = pass ? DFX_F64 : ts[a];
-        double l2 = 0;
-        dfx_tensor *in[] = {tfrom(t, 2, dm, m), tfrom(t, 2, dr, r), kh_tensor(DFX_F64, 0, NULL, &l2)};
-        dfx_node *n = node_t(op, t);
-        if (ix[c] != DFX_INVALID) kh_attr_type(n, "output_idx_type", ix[c]);
-        run_ok(n, in, def->n_in, pass ? ref : got, dfx_dtype_name(ts[a]));
-        unref_all(in, 3);
-        kh_node_free(n);
-      }
-      for (int o = 0; o < def->n_out; o++) {
-        char what[64];
-        snprintf(what, sizeof what, "%s T=%s output %d", op, dfx_dtype_name(ts[a]), o);
-        cr_assert_eq(got[o]->count, ref[o]->count, "%s", what);
-        bool idx = o == 1 && !strcmp(op, "Lu");
-        cr_expect_eq(got[o]->dtype, idx ? ix[c] : ts[a], "%s", what);
-        for (int64_t i = 0; i < got[o]->count; i++)
-          EXPECT_NEAR(tget(got[o], i), tget(ref[o], i), idx ? 0 : ttol(ts[a]) * (ls ? 4 : 1), "%s [%lld]: %g vs %g",
-                      what, (long long)i, tget(got[o], i), tget(ref[o], i));
-      }
-      unref_all(got, def->n_out);
-      unref_all(ref, def->n_out);
-    }
-}
-
 /* ---- the tables ---- */
 
 static const struct sweep {
@@ -403,21 +364,14 @@ static const struct sweep {
     {"TopKV2", sweep_topk},
     {"NthElement", sweep_nth},
     {"InTopKV2", sweep_in_topk},
-    {"MatrixInverse", sweep_linalg},
-    {"MatrixDeterminant", sweep_linalg},
-    {"LogMatrixDeterminant", sweep_linalg},
-    {"Cholesky", sweep_linalg},
-    {"MatrixSolve", sweep_linalg},
-    {"MatrixTriangularSolve", sweep_linalg},
-    {"Svd", sweep_linalg},
-    {"Lu", sweep_linalg},
-    {"Qr", sweep_linalg},
-    {"MatrixSolveLs", sweep_linalg},
 };
 
-/* Every op of the family: the ones above plus those swept elsewhere. */
-static const char *const family[] = {"MatMul", "BatchMatMul", "BatchMatMulV2", "Sum", "Mean", "Prod", "Max", "Min",
-                                     "EuclideanNorm", "All", "Any"};
+/* The family's other ops, swept in test_matmul.c, test_reduce.c and
+ * test_linalg.c. */
+static const char *const family[] = {
+    "MatMul", "BatchMatMul", "BatchMatMulV2", "Sum", "Mean", "Prod", "Max", "Min", "EuclideanNorm", "All", "Any",
+    "MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky", "MatrixSolve", "MatrixTriangularSolve",
+    "Svd", "Lu", "Qr", "MatrixSolveLs"};
 
 Test(nn_dtypes, every_declared_dtype_matches_reference, .timeout = 60) {
   for (unsigned i = 0; i < sizeof sweeps / sizeof *sweeps; i++) sweeps[i].run(sweeps[i].op);

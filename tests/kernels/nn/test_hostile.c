@@ -44,9 +44,9 @@ typedef struct long_case {
 static int long_cases(long_case *c) {
   int k = 0;
   int64_t big[] = {1024, 1024}, d1 = 1 << 21, b3[] = {8, 256, 256}, sq[] = {64, 16, 16}, d4[] = {1, 64, 64, 256};
-  int64_t ch = 256, tk[] = {64, 1 << 15};
-  /* MatMul on integers (the naive loop) and batched floats (one gemm per matrix). */
-  c[k] = (long_case){"MatMul", kh_node_new("MatMul"), {nn_rand(DFX_I32, 2, big, 1), nn_rand(DFX_I32, 2, big, 2)}, 2};
+  int64_t ch = 256, tk[] = {64, 1 << 15}, ma[] = {256, 4096}, mb[] = {4096, 256};
+  /* MatMul on integers (the naive loop: 1 M per row) and batched floats (one gemm per matrix). */
+  c[k] = (long_case){"MatMul", kh_node_new("MatMul"), {nn_rand(DFX_I32, 2, ma, 1), nn_rand(DFX_I32, 2, mb, 2)}, 2};
   kh_attr_type(c[k++].n, "T", DFX_I32);
   c[k] = (long_case){"BatchMatMulV2", kh_node_new("BatchMatMulV2"), {nn_rand(DFX_F32, 3, b3, 1), nn_rand(DFX_F32, 3, b3, 2)}, 2};
   kh_attr_type(c[k++].n, "T", DFX_F32);

@@ -100,10 +100,13 @@ static dfx_tensor *crand(dfx_dtype t, int64_t rows, int64_t cols, unsigned seed)
 /* MatMul's transpose_a/b transpose; BatchMatMul's adj_x/y also conjugate. */
 Test(matmul, complex_transpose_and_adjoint) {
   const char *ops[] = {"MatMul", "BatchMatMul", "BatchMatMulV2"};
-  dfx_dtype types[] = {DFX_C64, DFX_C128};
-  for (int o = 0; o < 3; o++)
-    for (int ti = 0; ti < 2; ti++)
-      for (int tr = 0; tr < 4; tr++) {
+  for (int o = 0; o < 3; o++) {
+    dfx_dtype types[DFX_DTYPE_END_];
+    int nt = nn_declared(ops[o], "T", types), nc = 0;
+    for (int ti = 0; ti < nt; ti++) nc += dfx__dtype_is_complex(types[ti]);
+    cr_expect_eq(nc, 2, "%s declares both complex types", ops[o]);
+    for (int ti = 0; ti < nt; ti++)
+      for (int tr = 0; tr < 4 && dfx__dtype_is_complex(types[ti]); tr++) {
         bool ta = tr & 1, tb = tr & 2, adj = o > 0;
         int64_t m = 4, k = 5, n = 3;
         dfx_tensor *a = crand(types[ti], ta ? k : m, ta ? m : k, 1 + tr), *b = crand(types[ti], tb ? n : k, tb ? k : n, 5 + tr);
@@ -130,6 +133,7 @@ Test(matmul, complex_transpose_and_adjoint) {
         dfx__tensor_unref(a);
         dfx__tensor_unref(b);
       }
+  }
 }
 
 Test(matmul, empty_and_errors) {
