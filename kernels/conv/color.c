@@ -45,6 +45,10 @@ static dfx_code adjust_contrast(dfx_kctx *ctx) {
   dfx_tensor *y;
   float *v = load_in(ctx, 0, &dbl, &y);
   if (!v) return DFX_ENOMEM;
+  if (x->count == 0) { /* the dims' products below could overflow */
+    dfx__free(v);
+    return DFX_OK;
+  }
   int r = x->ndims;
   int64_t H = x->dims[r - 3], W = x->dims[r - 2], C = x->dims[r - 1], HW = H * W;
   int64_t batches = (HW * C != 0) ? x->count / (HW * C) : 0;
@@ -138,7 +142,7 @@ static void rgb_to_hsv_f(float r, float g, float b, float *h, float *s, float *v
 
 static void hsv_to_rgb_f(float h, float s, float v, float *q) {
   float c = s * v, m = v - c, dh = h * 6, rr, gg, bb;
-  int cat = (int)dh;
+  int cat = dh >= 0 && dh < 6 ? (int)dh : 6; /* a NaN hue must not reach the int conversion (UB) */
   float fm = dh;
   if (fm <= 0 || fm >= 2.0f) fm = fm - 2.0f * floorf(fm / 2.0f); /* into [0, 2) */
   if (fm <= 0) fm += 2.0f;
@@ -231,6 +235,13 @@ static const float default_colors[10][4] = {{1, 1, 0, 1}, {0, 0, 1, 1},   {1, 0,
                                             {0.5f, 0, 0.5f, 1}, {0.5f, 0.5f, 0, 1}, {0.5f, 0, 0, 1},
                                             {0, 0, 0.5f, 1}, {0, 1, 1, 1}, {1, 0, 1, 1}};
 
+/* A box coordinate in pixels, truncated like TF's cast, saturated so that no
+ * float is converted out of int64 range (UB). */
+static int64_t box_px(float v, int64_t size) {
+  float p = v * (float)(size - 1);
+  return p >= 4e18f ? INT64_MAX / 2 : p <= -4e18f ? INT64_MIN / 2 : (int64_t)p;
+}
+
 static dfx_code draw_boxes(dfx_kctx *ctx) {
   const dfx_tensor *im = ctx->in[0], *bx = ctx->in[1];
   if (im->ndims != 4) return dfx__kctx_fail(ctx, DFX_EINVAL, "The rank of the images should be 4");
@@ -263,11 +274,14 @@ static dfx_code draw_boxes(dfx_kctx *ctx) {
   if (im->count) memcpy(y->data, im->data, im->nbytes);
   const float *b = bx->data;
   int half = y->dtype == DFX_F16;
+  int64_t work = 0;
   for (int64_t bi = 0; bi < B; bi++)
     for (int64_t k = 0; k < bx->dims[1]; k++) {
+      dfx_code code = cu_tick(ctx, &work, 2 * (H + W) * D + 1);
+      if (code != DFX_OK) return code;
       const float *box = b + (bi * bx->dims[1] + k) * 4, *col = colors + (k % ncol) * cstride;
-      int64_t r0 = (int64_t)(box[0] * (float)(H - 1)), r1 = (int64_t)(box[2] * (float)(H - 1));
-      int64_t c0 = (int64_t)(box[1] * (float)(W - 1)), c1 = (int64_t)(box[3] * (float)(W - 1));
+      if (isnan(box[0] + box[1] + box[2] + box[3])) continue; /* no pixel: TF's int cast of NaN is UB */
+      int64_t r0 = box_px(box[0], H), r1 = box_px(box[2], H), c0 = box_px(box[1], W), c1 = box_px(box[3], W);
       int64_t r0c = r0 > 0 ? r0 : 0, r1c = r1 < H - 1 ? r1 : H - 1, c0c = c0 > 0 ? c0 : 0, c1c = c1 < W - 1 ? c1 : W - 1;
       if (r0 > r1 || c0 > c1 || r0 >= H || r1 < 0 || c0 >= W || c1 < 0) continue;
 #define PUT(i, j)                                                                          \
@@ -293,13 +307,13 @@ static dfx_code draw_boxes(dfx_kctx *ctx) {
 
 
 static const dfx_kernel_def kernels[] = {
-    {"AdjustContrastv2", NULL, adjust_contrast, 0, NULL, NULL},
-    {"AdjustHue", NULL, adjust_hue, 0, NULL, NULL},
-    {"AdjustSaturation", NULL, adjust_saturation, 0, NULL, NULL},
-    {"RGBToHSV", NULL, rgb_to_hsv, 0, NULL, NULL},
-    {"HSVToRGB", NULL, hsv_to_rgb, 0, NULL, NULL},
-    {"DrawBoundingBoxes", NULL, draw_boxes, 0, NULL, NULL},
-    {"DrawBoundingBoxesV2", NULL, draw_boxes, 0, NULL, NULL},
+    {"AdjustContrastv2", "T: {half, float}", adjust_contrast, 0, NULL, NULL},
+    {"AdjustHue", "T: {half, float}", adjust_hue, 0, NULL, NULL},
+    {"AdjustSaturation", "T: {half, float}", adjust_saturation, 0, NULL, NULL},
+    {"RGBToHSV", "T: {half, bfloat16, float, double}", rgb_to_hsv, 0, NULL, NULL},
+    {"HSVToRGB", "T: {half, bfloat16, float, double}", hsv_to_rgb, 0, NULL, NULL},
+    {"DrawBoundingBoxes", "T: {half, float}", draw_boxes, 0, NULL, NULL},
+    {"DrawBoundingBoxesV2", "T: {half, float}", draw_boxes, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_conv_color(dfx_registry *r);

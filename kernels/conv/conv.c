@@ -3,8 +3,10 @@
  * Every op runs as a 3-D convolution in channels-last layout (2-D ops have a
  * depth of 1): inputs are widened to float (f32/f16/bf16) or double (f64, int)
  * work buffers, convolved by im2col + sgemm/dgemm (grouped when the input depth
- * is a multiple of the filter depth), and rounded back on store. */
+ * is a multiple of the filter depth), and rounded back on store. int32 is exact
+ * while partial sums stay below 2^53. Attrs are checked once, at init. */
 #include <cblas.h>
+#include <limits.h>
 
 #include "convutil.h"
 
@@ -17,44 +19,33 @@ typedef struct cparams {
 
 static int64_t sp_count(const int64_t *d) { return d[0] * d[1] * d[2]; }
 
-/* Reads strides/dilations/padding/data_format and the input, filter and output
- * geometry. xdims: input dims in data format; fdims: filter dims. */
-static dfx_code setup(dfx_kctx *ctx, cparams *p, int nd, int depthwise, const int64_t *xdims,
-                      const int64_t *fdims) {
-  const dfx_node *n = ctx->node;
-  int r = nd + 2;
+/* Conv attrs (TF's constructor checks): strides and dilations of r values,
+ * >= 1 and 1 in the batch and depth dims, padding, data_format. */
+static dfx_code conv_init(const dfx_node *n, void **state, dfx_status *st) {
+  cu_spec s = {.nd = strncmp(n->op, "Conv3D", 6) ? 2 : 3};
+  int r = s.nd + 2;
+  dfx_code c;
+  if ((c = cu_format_attr(n, s.nd, &s.clast, st)) || (c = cu_window_attr(n, "strides", r, s.st, st)) ||
+      (c = cu_window_attr(n, "dilations", r, s.dl, st)) ||
+      (c = cu_unit_bc("strides", s.st, r, s.clast,
+                      "strides in the batch and depth dimensions must be 1", st)) ||
+      (c = cu_unit_bc("dilations", s.dl, r, s.clast,
+                      "dilations in the batch and depth dimensions must be 1", st)) ||
+      (c = cu_padding_attr(n, &s, st)))
+    return c;
+  return cu_spec_state(&s, state, st);
+}
+
+/* The input, filter and output geometry from the node's attrs (state) and
+ * the input and filter dims. xdims: input dims in data format. */
+static dfx_code setup(dfx_kctx *ctx, cparams *p, int depthwise, const int64_t *xdims, const int64_t *fdims) {
+  const cu_spec *s = ctx->state;
+  int nd = s->nd, r = nd + 2;
   memset(p, 0, sizeof *p);
   p->nd = nd;
   p->depthwise = depthwise;
-  const char *df = dfx__attr_str(n, "data_format", nd == 2 ? "NHWC" : "NDHWC");
-  p->clast = df[0] && df[1] != 'C';
+  p->clast = s->clast;
   int cax = p->clast ? r - 1 : 1, sp0 = p->clast ? 1 : 2;
-  int64_t st[5], dl[5] = {1, 1, 1, 1, 1}, ep[10] = {0};
-  if (cu_ints(n, "strides", st, 5) != r)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Sliding window strides field must specify %d dimensions", r);
-  int nd_dl = cu_ints(n, "dilations", dl, 5);
-  if (nd_dl >= 0 && nd_dl != r)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Sliding window dilations field must specify %d dimensions", r);
-  if (nd_dl < 0) dl[0] = dl[1] = dl[2] = dl[3] = dl[4] = 1;
-  if (st[0] != 1 || st[cax] != 1)
-    return dfx__kctx_fail(ctx, DFX_EINVAL,
-                          "Current implementation does not yet support strides in the batch and depth dimensions.");
-  if (dl[0] != 1 || dl[cax] != 1)
-    return dfx__kctx_fail(ctx, DFX_EINVAL,
-                          "Current implementation does not yet support dilations in the batch and depth dimensions.");
-  padkind pad = cu_padding(n);
-  if (pad == PAD_BAD) return dfx__kctx_fail(ctx, DFX_EINVAL, "Invalid padding attr");
-  if (pad == PAD_EXPLICIT) {
-    int ne = cu_ints(n, "explicit_paddings", ep, 10);
-    if (ne != 2 * r)
-      return dfx__kctx_fail(ctx, DFX_EINVAL, "explicit_paddings attribute must contain %d values, but got: %d",
-                            2 * r, ne < 0 ? 0 : ne);
-    for (int i = 0; i < 2 * r; i++)
-      if (ep[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "All explicit padding values must be nonnegative");
-    if (ep[0] || ep[1] || ep[2 * cax] || ep[2 * cax + 1])
-      return dfx__kctx_fail(ctx, DFX_EINVAL,
-                            "Nonzero explicit padding in the batch or depth dimensions is not supported");
-  }
   p->N = xdims[0];
   p->C = xdims[cax];
   for (int i = 0; i < 3; i++) p->in[i] = p->k[i] = p->stride[i] = p->dil[i] = 1;
@@ -62,8 +53,8 @@ static dfx_code setup(dfx_kctx *ctx, cparams *p, int nd, int depthwise, const in
   for (int i = 0; i < nd; i++) {
     p->in[off + i] = xdims[sp0 + i];
     p->k[off + i] = fdims[i];
-    p->stride[off + i] = st[sp0 + i];
-    p->dil[off + i] = dl[sp0 + i];
+    p->stride[off + i] = s->st[sp0 + i];
+    p->dil[off + i] = s->dl[sp0 + i];
   }
   int64_t fin = fdims[nd], fout = fdims[nd + 1];
   if (depthwise) {
@@ -71,7 +62,8 @@ static dfx_code setup(dfx_kctx *ctx, cparams *p, int nd, int depthwise, const in
       return dfx__kctx_fail(ctx, DFX_EINVAL, "input and filter must have the same depth: %lld vs %lld",
                             (long long)p->C, (long long)fin);
     p->icg = 1;
-    p->OC = p->C * fout;
+    if (__builtin_mul_overflow(p->C, fout, &p->OC))
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "output depth %lld * %lld overflows", (long long)p->C, (long long)fout);
     p->G = p->C;
   } else {
     if (fin <= 0 || p->C % fin != 0)
@@ -87,10 +79,10 @@ static dfx_code setup(dfx_kctx *ctx, cparams *p, int nd, int depthwise, const in
   for (int i = 0; i < 3; i++) {
     int64_t pb = 0, pa = 0;
     if (i >= off) {
-      pb = ep[2 * (sp0 + i - off)];
-      pa = ep[2 * (sp0 + i - off) + 1];
+      pb = s->ep[2 * (sp0 + i - off)];
+      pa = s->ep[2 * (sp0 + i - off) + 1];
     }
-    dfx_code c = cu_window(ctx, p->in[i], p->k[i], p->dil[i], p->stride[i], i >= off ? pad : PAD_VALID, pb, pa,
+    dfx_code c = cu_window(ctx, p->in[i], p->k[i], p->dil[i], p->stride[i], i >= off ? s->pad : PAD_VALID, pb, pa,
                            &p->out[i], &p->padb[i]);
     if (c != DFX_OK) return c;
   }
@@ -136,14 +128,18 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
       }                                                                                                  \
     }                                                                                                    \
   }                                                                                                      \
-  /* y[N*P, OC] = conv(x); back: x is dy and y is dx (zeroed by the caller). */                          \
-  static dfx_code gemm_conv_##W(const cparams *p, const W *x, const W *f, W *y, int back) {              \
+  /* y[N*P, OC] = conv(x); back: x is dy and y is dx (zeroed by the caller). The                        \
+   * filter is not empty, so K * icg * OC (its element count) fits. */                                   \
+  static dfx_code gemm_conv_##W(dfx_kctx *ctx, const cparams *p, const W *x, const W *f, W *y, int back) { \
     int64_t K = p->k[0] * p->k[1] * p->k[2], KC = K * p->icg, OCg = p->OC / p->G;                        \
     int64_t rows_all = p->N * sp_count(p->out);                                                          \
     if (rows_all == 0 || KC == 0 || OCg == 0) return DFX_OK;                                             \
+    if (KC > INT_MAX || p->OC > INT_MAX)                                                                 \
+      return dfx__kctx_fail(ctx, DFX_EUNIMPL, "filter too large for BLAS: %lld x %lld", (long long)KC,   \
+                            (long long)p->OC);                                                           \
     int direct = !back && K == 1 && p->G == 1 && p->stride[0] * p->stride[1] * p->stride[2] == 1 &&      \
                  !p->padb[0] && !p->padb[1] && !p->padb[2] && p->out[0] == p->in[0] &&                   \
-                 p->out[1] == p->in[1] && p->out[2] == p->in[2];                                         \
+                 p->out[1] == p->in[1] && p->out[2] == p->in[2] && rows_all <= INT_MAX;                  \
     if (direct) {                                                                                        \
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows_all, (int)p->OC, (int)KC, 1, x, (int)KC, \
            f, (int)p->OC, 0, y, (int)p->OC);                                                             \
@@ -156,6 +152,11 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
     if (!cols) return DFX_ENOMEM;                                                                        \
     for (int64_t r0 = 0; r0 < rows_all; r0 += chunk) {                                                   \
       int64_t rows = rows_all - r0 < chunk ? rows_all - r0 : chunk;                                      \
+      dfx_code c_ = dfx__kctx_poll(ctx);                                                                 \
+      if (c_ != DFX_OK) {                                                                                \
+        dfx__free(cols);                                                                                 \
+        return c_;                                                                                       \
+      }                                                                                                  \
       for (int64_t g = 0; g < p->G; g++) {                                                               \
         if (!back) {                                                                                     \
           im2col_##W(p, x, r0, rows, g, cols, 0, NULL);                                                  \
@@ -172,9 +173,11 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
     return DFX_OK;                                                                                       \
   }                                                                                                      \
   /* Depthwise: filter [k..., C, M]; back adds dy * f into dx. */                                         \
-  static void depthwise_##W(const cparams *p, const W *x, const W *f, W *y, int back) {                  \
-    int64_t C = p->C, M = p->OC / p->C, P = sp_count(p->out);                                            \
+  static dfx_code depthwise_##W(dfx_kctx *ctx, const cparams *p, const W *x, const W *f, W *y, int back) { \
+    int64_t C = p->C, M = p->OC / p->C, P = sp_count(p->out), work = 0;                                  \
     for (int64_t idx = 0; idx < p->N * P; idx++) {                                                       \
+      dfx_code c_ = cu_tick(ctx, &work, p->k[0] * p->k[1] * p->k[2] * p->OC);                            \
+      if (c_ != DFX_OK) return c_;                                                                       \
       int64_t n = idx / P, pos = idx % P;                                                                \
       int64_t o0 = pos / (p->out[1] * p->out[2]), o1 = pos / p->out[2] % p->out[1], o2 = pos % p->out[2]; \
       W *yo = back ? NULL : y + idx * p->OC;                                                             \
@@ -201,13 +204,15 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
             }                                                                                            \
           }                                                                                              \
     }                                                                                                    \
+    return DFX_OK;                                                                                       \
   }
 
 DEFINE_CONV(float, cblas_sgemm)
 DEFINE_CONV(double, cblas_dgemm)
 
 /* Runs the convolution: src has xdims (data format), result has ydims. back:
- * src is out_backprop and the result is the input gradient. */
+ * src is out_backprop and the result is the input gradient. An empty src or
+ * filter gives zeros. */
 static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, const dfx_tensor *filt, int back,
                     const int64_t *ydims) {
   dfx_dtype dt = (dfx_dtype)src->dtype;
@@ -222,26 +227,26 @@ static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, cons
   f = cu_load(filt, dbl);
   y = dfx__calloc((size_t)(ycount ? ycount : 1), ws);
   if (!x || !f || !y) goto done;
-  if (!p->clast && src->count) { /* channels first: move C last */
+  code = DFX_OK;
+  if (!ycount || !src->count || !filt->count) goto store;
+  if (!p->clast) { /* channels first: move C last */
     int64_t C = back ? p->OC : p->C;
     tmp = dfx__malloc((size_t)src->count * ws);
-    if (!tmp) goto done;
+    if (!tmp) {
+      code = DFX_ENOMEM;
+      goto done;
+    }
     cu_move_c(x, tmp, p->N, C, src->count / (p->N * C), ws, 1);
     void *s = x;
     x = tmp;
     tmp = s;
   }
-  if (p->depthwise) {
-    if (dbl)
-      depthwise_double(p, x, f, y, back);
-    else
-      depthwise_float(p, x, f, y, back);
-    code = DFX_OK;
-  } else {
-    code = dbl ? gemm_conv_double(p, x, f, y, back) : gemm_conv_float(p, x, f, y, back);
-    if (code != DFX_OK) goto done;
-  }
-  if (!p->clast && ycount) {
+  if (p->depthwise)
+    code = dbl ? depthwise_double(ctx, p, x, f, y, back) : depthwise_float(ctx, p, x, f, y, back);
+  else
+    code = dbl ? gemm_conv_double(ctx, p, x, f, y, back) : gemm_conv_float(ctx, p, x, f, y, back);
+  if (code != DFX_OK) goto done;
+  if (!p->clast) {
     dfx__free(tmp);
     tmp = dfx__malloc((size_t)ycount * ws);
     if (!tmp) {
@@ -253,6 +258,7 @@ static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, cons
     y = tmp;
     tmp = s;
   }
+store:
   cu_store(out, y, dbl);
 done:
   dfx__free(x);
@@ -271,39 +277,44 @@ static dfx_code check_rank(dfx_kctx *ctx, const dfx_tensor *t, int r, const char
   return DFX_OK;
 }
 
-static dfx_code conv_fwd(dfx_kctx *ctx, int nd, int depthwise) {
+static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise) {
   const dfx_tensor *x = ctx->in[0], *f = ctx->in[1];
-  if (check_rank(ctx, x, nd + 2, "input") || check_rank(ctx, f, nd + 2, "filter")) return DFX_EINVAL;
+  int r = ((const cu_spec *)ctx->state)->nd + 2;
+  if (check_rank(ctx, x, r, "input") || check_rank(ctx, f, r, "filter")) return DFX_EINVAL;
   if (f->dtype != x->dtype) return dfx__kctx_fail(ctx, DFX_EINVAL, "input and filter must have the same dtype");
+  if (f->count == 0) {
+    char b[96];
+    return dfx__kctx_fail(ctx, DFX_EINVAL,
+                          "filter must not have zero elements (i.e. all dimensions must be non-zero): %s",
+                          DFX_SHAPE_STR(f, b));
+  }
   cparams p;
-  dfx_code c = setup(ctx, &p, nd, depthwise, x->dims, f->dims);
+  dfx_code c = setup(ctx, &p, depthwise, x->dims, f->dims);
   if (c != DFX_OK) return c;
   int64_t yd[5];
   fmt_dims(&p, p.out, p.OC, yd);
   return run(ctx, &p, x, f, 0, yd);
 }
 
-static dfx_code conv2d(dfx_kctx *ctx) { return conv_fwd(ctx, 2, 0); }
-static dfx_code conv3d(dfx_kctx *ctx) { return conv_fwd(ctx, 3, 0); }
-static dfx_code depthwise(dfx_kctx *ctx) { return conv_fwd(ctx, 2, 1); }
+static dfx_code conv(dfx_kctx *ctx) { return conv_fwd(ctx, 0); }
+static dfx_code depthwise(dfx_kctx *ctx) { return conv_fwd(ctx, 1); }
 
 /* Conv{2,3}DBackpropInput: input_sizes, filter, out_backprop. */
-static dfx_code conv_back(dfx_kctx *ctx, int nd, int depthwise_op) {
+static dfx_code conv_back(dfx_kctx *ctx, int depthwise_op) {
   const dfx_tensor *f = ctx->in[1], *dy = ctx->in[2];
-  int r = nd + 2;
+  const cu_spec *s = ctx->state;
+  int nd = s->nd, r = nd + 2;
   int64_t sz[8];
   int nsz = 0;
   if (dfx__kctx_vector_i64(ctx, 0, "input_sizes", sz, 8, &nsz) != DFX_OK) return DFX_EINVAL;
   if (check_rank(ctx, f, r, "filter") || check_rank(ctx, dy, r, "out_backprop")) return DFX_EINVAL;
-  const char *df = dfx__attr_str(ctx->node, "data_format", nd == 2 ? "NHWC" : "NDHWC");
-  int clast = df[0] && df[1] != 'C';
   int64_t xd[5];
   if (nsz == r) {
     memcpy(xd, sz, sizeof(int64_t) * (size_t)r);
   } else if (nsz == nd && nd == 2) { /* spatial sizes only */
+    int cax = s->clast ? r - 1 : 1, sp0 = s->clast ? 1 : 2;
     xd[0] = dy->dims[0];
-    int cax = clast ? r - 1 : 1, sp0 = clast ? 1 : 2;
-    xd[cax] = depthwise_op ? f->dims[nd] : f->dims[nd];
+    xd[cax] = f->dims[nd];
     for (int i = 0; i < nd; i++) xd[sp0 + i] = sz[i];
   } else {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input_sizes must be %d-dimensional, got: %d", r, nsz);
@@ -311,7 +322,7 @@ static dfx_code conv_back(dfx_kctx *ctx, int nd, int depthwise_op) {
   for (int i = 0; i < r; i++)
     if (xd[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %d of input_sizes is negative", i);
   cparams p;
-  dfx_code c = setup(ctx, &p, nd, depthwise_op, xd, f->dims);
+  dfx_code c = setup(ctx, &p, depthwise_op, xd, f->dims);
   if (c != DFX_OK) return c;
   int64_t want[5];
   fmt_dims(&p, p.out, p.OC, want);
@@ -324,28 +335,18 @@ static dfx_code conv_back(dfx_kctx *ctx, int nd, int depthwise_op) {
   return run(ctx, &p, dy, f, 1, xd);
 }
 
-static dfx_code conv2d_back(dfx_kctx *ctx) { return conv_back(ctx, 2, 0); }
-static dfx_code conv3d_back(dfx_kctx *ctx) { return conv_back(ctx, 3, 0); }
-static dfx_code depthwise_back(dfx_kctx *ctx) { return conv_back(ctx, 2, 1); }
+static dfx_code conv_backprop(dfx_kctx *ctx) { return conv_back(ctx, 0); }
+static dfx_code depthwise_backprop(dfx_kctx *ctx) { return conv_back(ctx, 1); }
 
-#define CONV2D_ATTRS                                                                                    \
-  "strides: list(int); use_cudnn_on_gpu: bool = true; padding: string; "        \
-  "explicit_paddings: list(int) = []; data_format: string = 'NHWC'; dilations: list(int) = [1, 1, 1, 1]"
-#define DW_ATTRS                                                                                        \
-  "strides: list(int); padding: string; explicit_paddings: list(int) = []; "    \
-  "data_format: string = 'NHWC'; dilations: list(int) = [1, 1, 1, 1]"
-#define CONV3D_ATTRS                                                                                    \
-  "strides: list(int) >= 5; padding: string; data_format: string = 'NDHWC'; "   \
-  "dilations: list(int) = [1, 1, 1, 1, 1]"
-
+#define FLOATS "{half, bfloat16, float, double}"
 
 static const dfx_kernel_def kernels[] = {
-    {"Conv2D", NULL, conv2d, 0, NULL, NULL},
-    {"Conv2DBackpropInput", NULL, conv2d_back, 0, NULL, NULL},
-    {"DepthwiseConv2dNative", NULL, depthwise, 0, NULL, NULL},
-    {"DepthwiseConv2dNativeBackpropInput", NULL, depthwise_back, 0, NULL, NULL},
-    {"Conv3D", NULL, conv3d, 0, NULL, NULL},
-    {"Conv3DBackpropInputV2", NULL, conv3d_back, 0, NULL, NULL},
+    {"Conv2D", "T: {half, bfloat16, float, double, int32}", conv, 0, conv_init, dfx__free},
+    {"Conv2DBackpropInput", "T: {half, bfloat16, float, double, int32}", conv_backprop, 0, conv_init, dfx__free},
+    {"DepthwiseConv2dNative", "T: " FLOATS, depthwise, 0, conv_init, dfx__free},
+    {"DepthwiseConv2dNativeBackpropInput", "T: " FLOATS, depthwise_backprop, 0, conv_init, dfx__free},
+    {"Conv3D", "T: " FLOATS, conv, 0, conv_init, dfx__free},
+    {"Conv3DBackpropInputV2", "T: " FLOATS "; Tshape: {int32, int64}", conv_backprop, 0, conv_init, dfx__free},
     {NULL}};
 
 void dfx__kernels_conv_conv(dfx_registry *r);

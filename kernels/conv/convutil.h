@@ -33,34 +33,150 @@ static inline int cu_ints(const dfx_node *n, const char *name, int64_t *out, int
   return l->n;
 }
 
-/* TF's windowed output size: out size and the padding before. */
+/* ---- window attrs, checked once when a session plans the node ---- */
+
+/* A node's sliding-window attrs, in data-format order (r = nd + 2 values). */
+typedef struct cu_spec {
+  int nd, clast;   /* spatial dims; channels-last (NHWC, NDHWC) layout */
+  padkind pad;
+  int64_t ks[5], st[5], dl[5], ep[10]; /* ksize, strides, dilations/rates, explicit_paddings */
+} cu_spec;
+
+/* Hands a copy of s to the node as its kernel state (freed by dfx__free). */
+static inline dfx_code cu_spec_state(const cu_spec *s, void **state, dfx_status *st) {
+  cu_spec *p = dfx__malloc(sizeof *p);
+  if (!p) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  *p = *s;
+  *state = p;
+  return DFX_OK;
+}
+
+/* Checks r window values (from attr or input `name`): each must be >= 1. */
+static inline dfx_code cu_check_window(const char *name, const int64_t *v, int n, int r, dfx_status *st) {
+  char b[160];
+  if (n != r)
+    return dfx__status_set(st, DFX_EINVAL, "%s must have %d values, got %d", name, r, n < 0 ? 0 : n);
+  for (int i = 0; i < r; i++)
+    if (v[i] < 1)
+      return dfx__status_set(st, DFX_EINVAL, "%s = %s: every value must be >= 1, got %lld at index %d", name,
+                             dfx__shape_str(r, v, b, sizeof b), (long long)v[i], i);
+  return DFX_OK;
+}
+
+/* Reads list(int) attr `name` of r values, each >= 1, into out. */
+static inline dfx_code cu_window_attr(const dfx_node *n, const char *name, int r, int64_t *out, dfx_status *st) {
+  int64_t v[8];
+  int k = cu_ints(n, name, v, 8);
+  if (k != r) return cu_check_window(name, v, k, r, st);
+  memcpy(out, v, sizeof(int64_t) * (size_t)r);
+  return cu_check_window(name, out, r, r, st);
+}
+
+/* Fails unless v is 1 in the batch and channel dims: `what` ends TF's message. */
+static inline dfx_code cu_unit_bc(const char *name, const int64_t *v, int r, int clast, const char *what,
+                                  dfx_status *st) {
+  if (v[0] == 1 && v[clast ? r - 1 : 1] == 1) return DFX_OK;
+  char b[160];
+  return dfx__status_set(st, DFX_EINVAL, "%s = %s: %s", name, dfx__shape_str(r, v, b, sizeof b), what);
+}
+
+/* data_format: channels last or first; NCHW_VECT_C (quantized int8 blocks) is not implemented. */
+static inline dfx_code cu_format_attr(const dfx_node *n, int nd, int *clast, dfx_status *st) {
+  const char *df = dfx__attr_str(n, "data_format", nd == 2 ? "NHWC" : "NDHWC");
+  if (!strcmp(df, "NHWC") || !strcmp(df, "NDHWC")) *clast = 1;
+  else if (!strcmp(df, "NCHW") || !strcmp(df, "NCDHW")) *clast = 0;
+  else return dfx__status_set(st, DFX_EUNIMPL, "data_format = '%s' is not supported", df);
+  return DFX_OK;
+}
+
+/* padding and explicit_paddings (TF's CheckValidPadding): EXPLICIT takes 2 * r
+ * non-negative values, zero in the batch and channel dims; others take none. */
+static inline dfx_code cu_padding_attr(const dfx_node *n, cu_spec *s, dfx_status *st) {
+  int r = s->nd + 2, ne = cu_ints(n, "explicit_paddings", s->ep, 10);
+  char b[200];
+  s->pad = cu_padding(n);
+  if (s->pad == PAD_BAD)
+    return dfx__status_set(st, DFX_EINVAL, "padding = '%s' is not supported", dfx__attr_str(n, "padding", ""));
+  if (s->pad != PAD_EXPLICIT) {
+    if (ne > 0)
+      return dfx__status_set(st, DFX_EINVAL,
+                             "explicit_paddings must be empty if padding is not EXPLICIT, got %d values", ne);
+    memset(s->ep, 0, sizeof s->ep);
+    return DFX_OK;
+  }
+  if (ne != 2 * r)
+    return dfx__status_set(st, DFX_EINVAL, "explicit_paddings must contain %d values, got %d", 2 * r, ne < 0 ? 0 : ne);
+  const char *ps = dfx__shape_str(2 * r, s->ep, b, sizeof b);
+  for (int i = 0; i < 2 * r; i++)
+    if (s->ep[i] < 0) return dfx__status_set(st, DFX_EINVAL, "explicit_paddings = %s: all values must be >= 0", ps);
+  int c = s->clast ? r - 1 : 1;
+  if (s->ep[0] || s->ep[1] || s->ep[2 * c] || s->ep[2 * c + 1])
+    return dfx__status_set(st, DFX_EINVAL,
+                           "explicit_paddings = %s: padding the batch or depth dimension is not supported", ps);
+  return DFX_OK;
+}
+
+/* TF's windowed output size, and the padding before, in checked arithmetic:
+ * hostile attrs or input sizes fail here instead of wrapping. */
 static inline dfx_code cu_window(dfx_kctx *ctx, int64_t in, int64_t k, int64_t dil, int64_t stride, padkind pad,
                                  int64_t pb, int64_t pa, int64_t *out, int64_t *pad_before) {
   if (stride <= 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Stride must be > 0, but got %lld", (long long)stride);
   if (dil <= 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Dilation rate must be >= 1, but got %lld", (long long)dil);
-  int64_t ek = (k - 1) * dil + 1;
+  int64_t ek, t = 0;
+  bool ovf = __builtin_mul_overflow(k - 1, dil, &ek) || __builtin_add_overflow(ek, 1, &ek);
+  *pad_before = 0;
   switch (pad) {
   case PAD_VALID:
-    *out = (in - ek + stride) / stride;
-    *pad_before = 0;
+    ovf = ovf || __builtin_sub_overflow(in, ek, &t) || __builtin_add_overflow(t, stride, &t);
+    *out = t / stride;
     break;
   case PAD_EXPLICIT:
-    *out = (in + pb + pa - ek + stride) / stride;
+    ovf = ovf || __builtin_add_overflow(in, pb, &t) || __builtin_add_overflow(t, pa, &t) ||
+          __builtin_sub_overflow(t, ek, &t) || __builtin_add_overflow(t, stride, &t);
+    *out = t / stride;
     *pad_before = pb;
     break;
-  default: {
-    *out = (in + stride - 1) / stride;
-    int64_t need = (*out - 1) * stride + ek - in;
-    if (need < 0) need = 0;
-    *pad_before = need / 2;
+  default: /* SAME */
+    *out = in / stride + (in % stride != 0);
+    ovf = ovf || __builtin_mul_overflow(*out - 1, stride, &t) || __builtin_add_overflow(t, ek, &t) ||
+          __builtin_sub_overflow(t, in, &t);
+    *pad_before = t > 0 ? t / 2 : 0;
   }
-  }
+  if (ovf)
+    return dfx__kctx_fail(ctx, DFX_EINVAL,
+                          "window arithmetic overflows int64 [input_size: %lld, filter_size: %lld, dilation: %lld, "
+                          "stride: %lld]",
+                          (long long)in, (long long)k, (long long)dil, (long long)stride);
   if (*out < 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "Computed output size would be negative: %lld [input_size: %lld, "
                           "effective_filter_size: %lld, stride: %lld]",
                           (long long)*out, (long long)in, (long long)ek, (long long)stride);
   return DFX_OK;
+}
+
+/* Polls for cancellation and the run's deadline about once per CU_POLL_WORK
+ * units of work (elements touched): *work accumulates `add`. */
+#define CU_POLL_WORK ((int64_t)1 << 20)
+static inline dfx_code cu_tick(dfx_kctx *ctx, int64_t *work, int64_t add) {
+  if ((*work += add) < CU_POLL_WORK) return DFX_OK;
+  *work = 0;
+  return dfx__kctx_poll(ctx);
+}
+
+/* New scratch of n elements of `size` bytes, n coming from input values:
+ * refused beyond the tensor limit, naming `what`. NULL after recording the
+ * error in ctx. */
+static inline void *cu_scratch(dfx_kctx *ctx, int64_t n, size_t size, const char *what) {
+  size_t bytes = dfx__mul_size((size_t)(n > 0 ? n : 1), size);
+  if (bytes > dfx__tensor_limit()) {
+    dfx__kctx_fail(ctx, DFX_ELIMIT, "%s = %lld needs more scratch memory than the tensor limit (%zu bytes)", what,
+                   (long long)n, dfx__tensor_limit());
+    return NULL;
+  }
+  void *p = dfx__malloc(bytes);
+  if (!p) dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory for %s = %lld", what, (long long)n);
+  return p;
 }
 
 /* ---- work buffers ---- */

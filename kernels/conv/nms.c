@@ -1,7 +1,8 @@
 /* nms.c - NonMaxSuppression v1..v5: greedy selection by score with TF's
  * order (higher score first, then lower index), IoU over corner-normalised
  * boxes, score threshold, soft-NMS (Gaussian decay, V5) and padding (V4/V5).
- * Half inputs are computed in float. */
+ * Half inputs are computed in float. The selection does up to boxes x
+ * max_output_size IoUs, so it polls for cancellation. */
 #include "convutil.h"
 
 typedef struct cand {
@@ -79,14 +80,14 @@ static dfx_code nms(dfx_kctx *ctx, int version) {
   int64_t max_out = dfx__tensor_get_i64(mo, 0);
   float thr = 0.5f, score_thr = -INFINITY, sigma = 0;
   if (version == 1) {
-    thr = dfx__attr_float(ctx->node, "iou_threshold", 0.5f);
+    thr = dfx__attr_float(ctx->node, "iou_threshold", 0.5f); /* checked at init */
   } else if (input_scalar(ctx, 3, "iou_threshold", &thr)) {
     return DFX_EINVAL;
   }
   if (version >= 3 && input_scalar(ctx, 4, "score_threshold", &score_thr)) return DFX_EINVAL;
   if (version == 5 && input_scalar(ctx, 5, "soft_nms_sigma", &sigma)) return DFX_EINVAL;
   /* TF 1.x checks the range only in V1/V2 (V3+ graphs with other values run). */
-  if (version <= 2 && !(thr >= 0 && thr <= 1))
+  if (version == 2 && !(thr >= 0 && thr <= 1))
     return dfx__kctx_fail(ctx, DFX_EINVAL, "iou_threshold must be in [0, 1]");
   if (!(sigma >= 0)) return dfx__kctx_fail(ctx, DFX_EINVAL, "soft_nms_sigma must be non-negative");
   if (max_out < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "max_output_size must be non-negative");
@@ -104,11 +105,12 @@ static dfx_code nms(dfx_kctx *ctx, int version) {
     code = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
     goto done;
   }
-  int64_t hn = 0, ns = 0;
+  int64_t hn = 0, ns = 0, work = 0;
   for (int64_t i = 0; i < nb; i++)
     if (sc[i] > score_thr) heap_push(heap, &hn, (cand){i, sc[i], 0});
   while (ns < max_out && hn > 0) {
     cand c = heap_pop(heap, &hn);
+    if ((code = cu_tick(ctx, &work, ns - c.begin + 1)) != DFX_OK) goto done;
     float orig = c.score;
     int hard = 0;
     for (int64_t j = ns - 1; j >= c.begin; j--) {
@@ -137,20 +139,19 @@ static dfx_code nms(dfx_kctx *ctx, int version) {
   }
   for (int64_t i = 0; i < n_out; i++) ((int32_t *)ti->data)[i] = i < ns ? (int32_t)sel[i] : 0;
   int k = 1;
-  if (version == 5) {
+  if (version == 5) { /* scores of the selected boxes, then zeros */
     dfx_tensor *ts = dfx__kctx_alloc(ctx, k++, (dfx_dtype)scores->dtype, 1, &n_out);
     if (!ts) {
       code = DFX_ENOMEM;
       goto done;
     }
-    float *tmp = dfx__calloc((size_t)(n_out ? n_out : 1), sizeof(float));
-    if (!tmp) {
-      code = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-      goto done;
+    for (int64_t i = 0; i < n_out; i++) {
+      float v = i < ns ? sel_sc[i] : 0;
+      if (ts->dtype == DFX_F16)
+        ((uint16_t *)ts->data)[i] = dfx__f32_to_f16(v);
+      else
+        ((float *)ts->data)[i] = v;
     }
-    memcpy(tmp, sel_sc, sizeof(float) * (size_t)ns);
-    cu_store(ts, tmp, 0);
-    dfx__free(tmp);
   }
   if (version >= 4) {
     int32_t v = (int32_t)ns;
@@ -166,21 +167,28 @@ done:
   return code;
 }
 
+static dfx_code nms1_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  float thr = dfx__attr_float(n, "iou_threshold", 0.5f);
+  if (!(thr >= 0 && thr <= 1))
+    return dfx__status_set(st, DFX_EINVAL, "iou_threshold = %g: it must be in [0, 1]", (double)thr);
+  return DFX_OK;
+}
+
 static dfx_code nms1(dfx_kctx *ctx) { return nms(ctx, 1); }
 static dfx_code nms2(dfx_kctx *ctx) { return nms(ctx, 2); }
 static dfx_code nms3(dfx_kctx *ctx) { return nms(ctx, 3); }
 static dfx_code nms4(dfx_kctx *ctx) { return nms(ctx, 4); }
 static dfx_code nms5(dfx_kctx *ctx) { return nms(ctx, 5); }
 
-#define NMS_T "T: {half, float} = DT_FLOAT; T_threshold: {half, float} = DT_FLOAT"
-
+#define NMS_T "T: {half, float}; T_threshold: {half, float}"
 
 static const dfx_kernel_def kernels[] = {
-    {"NonMaxSuppression", NULL, nms1, 0, NULL, NULL},
-    {"NonMaxSuppressionV2", NULL, nms2, 0, NULL, NULL},
-    {"NonMaxSuppressionV3", NULL, nms3, 0, NULL, NULL},
-    {"NonMaxSuppressionV4", NULL, nms4, 0, NULL, NULL},
-    {"NonMaxSuppressionV5", NULL, nms5, 0, NULL, NULL},
+    {"NonMaxSuppression", "", nms1, 0, nms1_init, NULL}, /* no type attrs: float only */
+    {"NonMaxSuppressionV2", NMS_T, nms2, 0, NULL, NULL},
+    {"NonMaxSuppressionV3", NMS_T, nms3, 0, NULL, NULL},
+    {"NonMaxSuppressionV4", NMS_T, nms4, 0, NULL, NULL},
+    {"NonMaxSuppressionV5", "T: {half, float}", nms5, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_conv_nms(dfx_registry *r);

@@ -1,9 +1,13 @@
 /* pool.c - MaxPool, MaxPoolV2, AvgPool, MaxPool3D, AvgPool3D,
  * MaxPoolWithArgmax and Dilation2D. Pools run as 3-D windows over a
  * channels-last layout (2-D ops have a depth of 1); channels-first inputs are
- * moved to channels-last and back. Max pooling compares in the element type
- * (halves through float, which is exact); averages are taken in double and
+ * moved to channels-last and back. Each window is clamped to the input before
+ * it is walked, so the work is bounded by the input and output sizes however
+ * large ksize is. Max pooling compares in the element type (halves through
+ * float, which is exact; qint8 as int8); averages are taken in double and
  * divide by the number of in-bounds elements of each window. */
+#include <float.h>
+
 #include "convutil.h"
 
 typedef struct pparams {
@@ -11,57 +15,74 @@ typedef struct pparams {
   int64_t N, C, in[3], k[3], stride[3], out[3], padb[3], rate[3];
 } pparams;
 
-/* ksize/strides as read from attrs or inputs; r = nd + 2. */
-static dfx_code setup(dfx_kctx *ctx, pparams *p, int nd, const int64_t *ks, int nks, const int64_t *st, int nst,
-                      const int64_t *rates, const dfx_tensor *x, int allow_explicit) {
-  const dfx_node *n = ctx->node;
-  int r = nd + 2;
+/* ---- attrs ---- */
+
+/* Pool windows span space only: TF refuses the batch dim, and pooling over
+ * depth (a TF CPU special case) is not implemented here. */
+static dfx_code check_pool_window(const cu_spec *s, dfx_status *st) {
+  int r = s->nd + 2, c = s->clast ? r - 1 : 1;
+  char b1[160], b2[160];
+  const char *ks = dfx__shape_str(r, s->ks, b1, sizeof b1), *ss = dfx__shape_str(r, s->st, b2, sizeof b2);
+  if (s->ks[0] != 1 || s->st[0] != 1)
+    return dfx__status_set(st, DFX_EINVAL, "ksize = %s, strides = %s: pooling is not supported on the batch dimension",
+                           ks, ss);
+  if (s->ks[c] != 1 || s->st[c] != 1)
+    return dfx__status_set(st, DFX_EUNIMPL,
+                           "ksize = %s, strides = %s: pooling over the depth dimension is not supported", ks, ss);
+  return DFX_OK;
+}
+
+/* MaxPool, AvgPool, MaxPool3D, AvgPool3D, MaxPoolWithArgmax, Dilation2D and
+ * MaxPoolV2 (whose ksize and strides are inputs, checked per run). */
+static dfx_code pool_init(const dfx_node *n, void **state, dfx_status *st) {
+  cu_spec s = {.nd = strstr(n->op, "3D") ? 3 : 2};
+  int r = s.nd + 2, dil = !strcmp(n->op, "Dilation2D"), v2 = !strcmp(n->op, "MaxPoolV2");
+  dfx_code c;
+  if ((c = cu_format_attr(n, s.nd, &s.clast, st)) || (c = cu_padding_attr(n, &s, st))) return c;
+  for (int i = 0; i < r; i++) s.ks[i] = s.dl[i] = 1;
+  if (dil) {
+    if ((c = cu_window_attr(n, "strides", r, s.st, st)) || (c = cu_window_attr(n, "rates", r, s.dl, st)) ||
+        (c = cu_unit_bc("strides", s.st, r, 1, "strides in the batch and depth dimensions must be 1", st)) ||
+        (c = cu_unit_bc("rates", s.dl, r, 1, "rates in the batch and depth dimensions must be 1", st)))
+      return c;
+  } else if (!v2) {
+    if ((c = cu_window_attr(n, "ksize", r, s.ks, st)) || (c = cu_window_attr(n, "strides", r, s.st, st)) ||
+        (c = check_pool_window(&s, st)))
+      return c;
+  }
+  if (s.pad == PAD_EXPLICIT)
+    for (int i = 0; i < 2 * r && !v2; i++)
+      if (s.ep[i] >= s.ks[i / 2])
+        return dfx__status_set(st, DFX_EINVAL, "explicit_paddings[%d] = %lld must be smaller than ksize[%d] = %lld", i,
+                               (long long)s.ep[i], i / 2, (long long)s.ks[i / 2]);
+  return cu_spec_state(&s, state, st);
+}
+
+/* Window geometry from the node's spec and input x (ks: the window for
+ * Dilation2D, whose filter gives it). */
+static dfx_code setup(dfx_kctx *ctx, pparams *p, const cu_spec *s, const dfx_tensor *x) {
+  int nd = s->nd, r = nd + 2;
   memset(p, 0, sizeof *p);
   p->nd = nd;
-  const char *df = dfx__attr_str(n, "data_format", nd == 2 ? "NHWC" : "NDHWC");
-  p->clast = df[0] && df[1] != 'C';
+  p->clast = s->clast;
   int cax = p->clast ? r - 1 : 1, sp0 = p->clast ? 1 : 2;
   if (x->ndims != r) {
     char b[96];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be %d-dimensional, got %s", r, DFX_SHAPE_STR(x, b));
   }
-  if (nks != r)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Sliding window ksize field must specify %d dimensions", r);
-  if (nst != r)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Sliding window stride field must specify %d dimensions", r);
-  for (int i = 0; i < r; i++)
-    if (ks[i] <= 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Sliding window ksize for dimension %d was zero.", i);
-  if (ks[0] != 1 || st[0] != 1)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Pooling is not yet supported on the batch dimension.");
-  if (ks[cax] != 1 || st[cax] != 1)
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "Pooling over the depth dimension is not supported");
-  padkind pad = cu_padding(n);
-  if (pad == PAD_BAD || (pad == PAD_EXPLICIT && !allow_explicit))
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Invalid padding '%s'", dfx__attr_str(n, "padding", ""));
-  int64_t ep[10] = {0};
-  if (pad == PAD_EXPLICIT) {
-    int ne = cu_ints(n, "explicit_paddings", ep, 10);
-    if (ne != 2 * r)
-      return dfx__kctx_fail(ctx, DFX_EINVAL, "explicit_paddings attribute must contain %d values, but got: %d",
-                            2 * r, ne < 0 ? 0 : ne);
-    for (int i = 0; i < 2 * r; i++)
-      if (ep[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "All explicit padding values must be nonnegative");
-  }
   p->N = x->dims[0];
   p->C = x->dims[cax];
   int off = 3 - nd;
-  for (int i = 0; i < 3; i++) p->in[i] = p->k[i] = p->stride[i] = p->rate[i] = 1;
+  for (int i = 0; i < 3; i++) p->in[i] = p->k[i] = p->stride[i] = p->rate[i] = p->out[i] = 1;
   for (int i = 0; i < nd; i++) {
     p->in[off + i] = x->dims[sp0 + i];
-    p->k[off + i] = ks[sp0 + i];
-    p->stride[off + i] = st[sp0 + i];
-    if (rates) p->rate[off + i] = rates[sp0 + i];
+    p->k[off + i] = s->ks[sp0 + i];
+    p->stride[off + i] = s->st[sp0 + i];
+    p->rate[off + i] = s->dl[sp0 + i];
   }
-  for (int i = 0; i < 3; i++) {
-    int64_t pb = i >= off ? ep[2 * (sp0 + i - off)] : 0, pa = i >= off ? ep[2 * (sp0 + i - off) + 1] : 0;
-    if (pad == PAD_EXPLICIT && (pb >= p->k[i] || pa >= p->k[i]))
-      return dfx__kctx_fail(ctx, DFX_EINVAL, "Explicit padding must be smaller than the window size");
-    dfx_code c = cu_window(ctx, p->in[i], p->k[i], p->rate[i], p->stride[i], i >= off ? pad : PAD_VALID, pb, pa,
+  for (int i = off; i < 3; i++) {
+    int d = sp0 + i - off;
+    dfx_code c = cu_window(ctx, p->in[i], p->k[i], p->rate[i], p->stride[i], s->pad, s->ep[2 * d], s->ep[2 * d + 1],
                            &p->out[i], &p->padb[i]);
     if (c != DFX_OK) return c;
   }
@@ -75,75 +96,117 @@ static void out_dims(const pparams *p, int64_t *d) {
   for (int i = 0; i < p->nd; i++) d[(p->clast ? 1 : 2) + i] = p->out[off + i];
 }
 
-/* Iterates output rows: n, o[3], base offset of the output row (C elements). */
-#define FOR_OUT(p, BODY)                                                                                  \
+/* ---- window walks ---- */
+
+/* The in-bounds taps of output position o along dim d: input index
+ * base + a * rate for a in [lo, hi) (empty when lo >= hi). */
+typedef struct wrange {
+  int64_t base, lo, hi;
+} wrange;
+
+static inline wrange win_range(const pparams *p, int d, int64_t o) {
+  int64_t b = o * p->stride[d] - p->padb[d], r = p->rate[d], in = p->in[d], h;
+  wrange w = {b, 0, 0};
+  if (r == 1) { /* pools: no division */
+    w.lo = b >= 0 ? 0 : -b;
+    h = in - b;
+  } else {
+    w.lo = b >= 0 ? 0 : -b / r + (-b % r != 0);
+    h = b >= in ? 0 : (in - 1 - b) / r + 1;
+  }
+  w.hi = h < p->k[d] ? h : p->k[d];
+  return w;
+}
+
+static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; }
+
+/* Iterates output rows: n_, o0..o2, yrow (offset of the row's C elements) and
+ * the window ranges w0..w2; polls about every CU_POLL_WORK elements read. */
+#define FOR_OUT(ctx, p, BODY)                                                                             \
+  int64_t work_ = 0;                                                                                      \
   for (int64_t n_ = 0; n_ < (p)->N; n_++)                                                                 \
-    for (int64_t o0 = 0; o0 < (p)->out[0]; o0++)                                                          \
-      for (int64_t o1 = 0; o1 < (p)->out[1]; o1++)                                                        \
+    for (int64_t o0 = 0; o0 < (p)->out[0]; o0++) {                                                        \
+      wrange w0 = win_range(p, 0, o0);                                                                    \
+      for (int64_t o1 = 0; o1 < (p)->out[1]; o1++) {                                                      \
+        wrange w1 = win_range(p, 1, o1);                                                                  \
         for (int64_t o2 = 0; o2 < (p)->out[2]; o2++) {                                                    \
+          wrange w2 = win_range(p, 2, o2);                                                                \
           int64_t yrow = (((n_ * (p)->out[0] + o0) * (p)->out[1] + o1) * (p)->out[2] + o2) * (p)->C;      \
+          int64_t taps = win_len(w0) * win_len(w1) * win_len(w2);                                         \
+          dfx_code pc_ = cu_tick(ctx, &work_, (taps + 1) * (p)->C);                                       \
+          if (pc_ != DFX_OK) return pc_;                                                                  \
           BODY                                                                                            \
-        }
-/* Iterates the in-bounds window elements of the current output row. */
+        }                                                                                                 \
+      }                                                                                                   \
+    }
+/* Iterates the in-bounds window elements of the current output row: xrow is
+ * the input row; a, b, c_ the tap in the window. */
 #define FOR_WIN(p, BODY)                                                                                  \
-  for (int64_t a = 0; a < (p)->k[0]; a++) {                                                               \
-    int64_t i0 = o0 * (p)->stride[0] - (p)->padb[0] + a * (p)->rate[0];                                   \
-    if (i0 < 0 || i0 >= (p)->in[0]) continue;                                                             \
-    for (int64_t b = 0; b < (p)->k[1]; b++) {                                                             \
-      int64_t i1 = o1 * (p)->stride[1] - (p)->padb[1] + b * (p)->rate[1];                                 \
-      if (i1 < 0 || i1 >= (p)->in[1]) continue;                                                           \
-      for (int64_t c_ = 0; c_ < (p)->k[2]; c_++) {                                                        \
-        int64_t i2 = o2 * (p)->stride[2] - (p)->padb[2] + c_ * (p)->rate[2];                              \
-        if (i2 < 0 || i2 >= (p)->in[2]) continue;                                                         \
+  for (int64_t a = w0.lo; a < w0.hi; a++) {                                                               \
+    int64_t i0 = w0.base + a * (p)->rate[0];                                                              \
+    for (int64_t b = w1.lo; b < w1.hi; b++) {                                                             \
+      int64_t i1 = w1.base + b * (p)->rate[1];                                                            \
+      for (int64_t c_ = w2.lo; c_ < w2.hi; c_++) {                                                        \
+        int64_t i2 = w2.base + c_ * (p)->rate[2];                                                         \
         int64_t xrow = (((n_ * (p)->in[0] + i0) * (p)->in[1] + i1) * (p)->in[2] + i2) * (p)->C;           \
-        int64_t fk = (a * (p)->k[1] + b) * (p)->k[2] + c_;                                                \
-        (void)fk;                                                                                         \
         BODY                                                                                              \
       }                                                                                                   \
     }                                                                                                     \
   }
 
-/* Max pooling (and Dilation2D when f != NULL: max of x + f[window, c]). arg:
- * optional flat input index of each maximum (first one wins). */
-#define DEFINE_MAX(T, LOWEST)                                                                             \
-  static void maxpool_##T(const pparams *p, const T *x, const T *f, T *y, int64_t *arg) {                 \
-    FOR_OUT(p, {                                                                                          \
+/* Max pooling (and Dilation2D when f != NULL: max of x + f[window, c]; its
+ * window is the filter's, so the tap's offset fits), starting from `init`.
+ * arg: optional flat input index of each maximum (first one wins). One loop
+ * per case keeps the plain one branch-free (vectorised). */
+#define DEFINE_MAX(T)                                                                                     \
+  static dfx_code maxpool_##T(dfx_kctx *ctx, const pparams *p, const T *x, const T *f, T *y, int64_t *arg, \
+                              T init) {                                                                   \
+    FOR_OUT(ctx, p, {                                                                                     \
       for (int64_t c = 0; c < p->C; c++) {                                                                \
-        y[yrow + c] = LOWEST;                                                                             \
+        y[yrow + c] = init;                                                                               \
         if (arg) arg[yrow + c] = -1;                                                                      \
       }                                                                                                   \
       FOR_WIN(p, {                                                                                        \
-        for (int64_t c = 0; c < p->C; c++) {                                                              \
-          T v = f ? (T)(x[xrow + c] + f[fk * p->C + c]) : x[xrow + c];                                    \
-          if (arg ? (arg[yrow + c] < 0 || v > y[yrow + c]) : v > y[yrow + c]) {                           \
-            y[yrow + c] = v;                                                                              \
-            if (arg) arg[yrow + c] = xrow + c;                                                            \
+        const T *xr = x + xrow;                                                                           \
+        T *yr = y + yrow;                                                                                 \
+        if (arg) {                                                                                        \
+          for (int64_t c = 0; c < p->C; c++)                                                              \
+            if (arg[yrow + c] < 0 || xr[c] > yr[c]) {                                                     \
+              yr[c] = xr[c];                                                                              \
+              arg[yrow + c] = xrow + c;                                                                   \
+            }                                                                                             \
+        } else if (f) {                                                                                   \
+          const T *fr = f + ((a * p->k[1] + b) * p->k[2] + c_) * p->C;                                    \
+          for (int64_t c = 0; c < p->C; c++) {                                                            \
+            T v = (T)(xr[c] + fr[c]);                                                                     \
+            yr[c] = v > yr[c] ? v : yr[c];                                                                \
           }                                                                                               \
+        } else {                                                                                          \
+          for (int64_t c = 0; c < p->C; c++) yr[c] = xr[c] > yr[c] ? xr[c] : yr[c];                       \
         }                                                                                                 \
       })                                                                                                  \
     })                                                                                                    \
+    return DFX_OK;                                                                                        \
   }
-DEFINE_MAX(int8_t, INT8_MIN)
-DEFINE_MAX(int16_t, INT16_MIN)
-DEFINE_MAX(int32_t, INT32_MIN)
-DEFINE_MAX(int64_t, INT64_MIN)
-DEFINE_MAX(uint8_t, 0)
-DEFINE_MAX(uint16_t, 0)
-DEFINE_MAX(uint32_t, 0)
-DEFINE_MAX(uint64_t, 0)
-DEFINE_MAX(float, -INFINITY)
-DEFINE_MAX(double, -INFINITY)
+/* (dtype, C type, max pooling's start, Dilation2D's: TF's NumTraits lowest). */
+#define MAX_TYPES(X)                                                                                      \
+  X(DFX_I8, int8_t, INT8_MIN, INT8_MIN) X(DFX_I16, int16_t, INT16_MIN, INT16_MIN)                         \
+  X(DFX_I32, int32_t, INT32_MIN, INT32_MIN) X(DFX_I64, int64_t, INT64_MIN, INT64_MIN)                     \
+  X(DFX_U8, uint8_t, 0, 0) X(DFX_U16, uint16_t, 0, 0) X(DFX_U32, uint32_t, 0, 0) X(DFX_U64, uint64_t, 0, 0) \
+  X(DFX_F32, float, -INFINITY, -FLT_MAX) X(DFX_F64, double, -INFINITY, -DBL_MAX)
+#define DEF(DT, T, INIT, LOWEST) DEFINE_MAX(T)
+MAX_TYPES(DEF)
+#undef DEF
 
-static void avgpool(const pparams *p, const double *x, double *y) {
-  FOR_OUT(p, {
-    int64_t cnt = 0;
+static dfx_code avgpool(dfx_kctx *ctx, const pparams *p, const double *x, double *y) {
+  FOR_OUT(ctx, p, {
     for (int64_t c = 0; c < p->C; c++) y[yrow + c] = 0;
     FOR_WIN(p, {
-      cnt++;
       for (int64_t c = 0; c < p->C; c++) y[yrow + c] += x[xrow + c];
     })
-    for (int64_t c = 0; c < p->C; c++) y[yrow + c] = cnt ? y[yrow + c] / (double)cnt : 0;
+    for (int64_t c = 0; c < p->C; c++) y[yrow + c] = taps ? y[yrow + c] / (double)taps : 0;
   })
+  return DFX_OK;
 }
 
 /* Runs a pool: moves channels last, computes into the output (moved back). */
@@ -155,55 +218,59 @@ static dfx_code run(dfx_kctx *ctx, const pparams *p, int avg, const dfx_tensor *
   out_dims(p, yd);
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, dt, r, yd);
   if (!y) return DFX_ENOMEM;
-  int64_t *arg = NULL;
-  if (want_arg) {
-    dfx_dtype at = (dfx_dtype)ctx->node->out_types[1];
-    dfx_tensor *ta = dfx__kctx_alloc(ctx, 1, at, r, yd);
-    if (!ta) return DFX_ENOMEM;
-    arg = dfx__malloc((size_t)(ta->count ? ta->count : 1) * sizeof(int64_t));
-  }
+  dfx_tensor *ta = want_arg ? dfx__kctx_alloc(ctx, 1, (dfx_dtype)ctx->node->out_types[1], r, yd) : NULL;
+  if (want_arg && !ta) return DFX_ENOMEM;
+  if (y->count == 0) return DFX_OK; /* no window to walk, however many positions */
+  if (ta && ta->dtype == DFX_I32 && x->count > INT32_MAX)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "Targmax = int32 cannot index an input of %lld elements",
+                          (long long)x->count);
   int wide = avg || dt == DFX_F16 || dt == DFX_BF16; /* compute in a double/float buffer */
   size_t es = avg ? sizeof(double) : wide ? sizeof(float) : dfx__dtype_storage(dt);
+  int64_t *arg = ta ? dfx__malloc(dfx__mul_size((size_t)ta->count, sizeof(int64_t))) : NULL;
   void *xb = wide ? cu_load(x, avg) : NULL, *fb = (filt && wide) ? cu_load(filt, avg) : NULL;
-  void *xt = NULL, *yb = dfx__malloc((size_t)(y->count ? y->count : 1) * es);
+  void *xt = NULL, *yb = dfx__malloc(dfx__mul_size((size_t)y->count, es));
   const void *xs = wide ? xb : x->data;
-  if ((wide && !xb) || (filt && wide && !fb) || !yb || (want_arg && !arg)) goto oom;
+  dfx_code code = DFX_ENOMEM;
+  if ((wide && !xb) || (filt && wide && !fb) || !yb || (ta && !arg)) goto done;
   if (!p->clast && x->count) {
-    xt = dfx__malloc((size_t)x->count * es);
-    if (!xt) goto oom;
+    xt = dfx__malloc(dfx__mul_size((size_t)x->count, es));
+    if (!xt) goto done;
     cu_move_c(xs, xt, p->N, p->C, x->count / (p->N * p->C), es, 1);
     xs = xt;
   }
   const void *fs = filt ? (wide ? fb : filt->data) : NULL;
   if (avg) {
-    avgpool(p, xs, yb);
+    code = avgpool(ctx, p, xs, yb);
   } else if (wide) {
-    maxpool_float(p, xs, fs, yb, arg);
+    float lowest = dt == DFX_F16 ? -65504.0f : dfx__bf16_to_f32(0xff7f); /* the half types' lowest */
+    code = maxpool_float(ctx, p, xs, fs, yb, arg, filt ? lowest : -INFINITY);
   } else {
     switch (dt) {
-#define CASE(DT, T) \
-  case DT: maxpool_##T(p, xs, fs, yb, arg); break;
-      DFX_REAL_TYPES(CASE)
+#define CASE(DT, T, INIT, LOWEST) \
+  case DT: code = maxpool_##T(ctx, p, xs, fs, yb, arg, filt ? (T)LOWEST : (T)INIT); break;
+      MAX_TYPES(CASE)
 #undef CASE
-    default: goto unsupported;
+    case DFX_QI8: code = maxpool_int8_t(ctx, p, xs, fs, yb, arg, INT8_MIN); break;
+    default: code = dfx__kctx_fail(ctx, DFX_EINTERNAL, "%s has no %s loop", ctx->node->op, dfx_dtype_name(dt));
     }
   }
+  if (code != DFX_OK) goto done;
+  code = DFX_ENOMEM;
   void *ys = yb;
-  if (!p->clast && y->count) {
+  if (!p->clast) {
     dfx__free(xt);
-    xt = dfx__malloc((size_t)y->count * es);
-    if (!xt) goto oom;
+    xt = dfx__malloc(dfx__mul_size((size_t)y->count, es));
+    if (!xt) goto done;
     cu_move_c(yb, xt, p->N, p->C, y->count / (p->N * p->C), es, 0);
     ys = xt;
   }
   if (wide)
     cu_store(y, ys, avg);
-  else if (y->count)
+  else
     memcpy(y->data, ys, (size_t)y->count * es);
-  if (want_arg) {
-    dfx_tensor *ta = ctx->out[1];
+  if (ta) {
     int inc_batch = dfx__attr_bool(ctx->node, "include_batch_in_index", false);
-    int64_t per = x->count / (p->N ? p->N : 1);
+    int64_t per = x->count / p->N;
     for (int64_t i = 0; i < ta->count; i++) {
       int64_t v = arg[i] < 0 ? 0 : inc_batch ? arg[i] : arg[i] % per;
       if (ta->dtype == DFX_I32)
@@ -212,82 +279,66 @@ static dfx_code run(dfx_kctx *ctx, const pparams *p, int avg, const dfx_tensor *
         ((int64_t *)ta->data)[i] = v;
     }
   }
+  code = DFX_OK;
+done:
   dfx__free(xb), dfx__free(fb), dfx__free(xt), dfx__free(yb), dfx__free(arg);
-  return DFX_OK;
-oom:
-  dfx__free(xb), dfx__free(fb), dfx__free(xt), dfx__free(yb), dfx__free(arg);
-  return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in %s", ctx->node->op);
-unsupported:
-  dfx__free(xb), dfx__free(fb), dfx__free(xt), dfx__free(yb), dfx__free(arg);
-  return dfx__kctx_fail(ctx, DFX_EINVAL, "%s does not support %s", ctx->node->op, dfx_dtype_name(dt));
+  if (code == DFX_ENOMEM) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in %s", ctx->node->op);
+  return code;
 }
 
-static dfx_code pool_attr(dfx_kctx *ctx, int nd, int avg, int allow_explicit) {
-  int64_t ks[8], st[8];
-  int nks = cu_ints(ctx->node, "ksize", ks, 8), nst = cu_ints(ctx->node, "strides", st, 8);
+static dfx_code pool_attr(dfx_kctx *ctx, int avg, int want_arg) {
   pparams p;
-  dfx_code c = setup(ctx, &p, nd, ks, nks, st, nst, NULL, ctx->in[0], allow_explicit);
-  return c != DFX_OK ? c : run(ctx, &p, avg, NULL, 0);
+  dfx_code c = setup(ctx, &p, ctx->state, ctx->in[0]);
+  return c != DFX_OK ? c : run(ctx, &p, avg, NULL, want_arg);
 }
 
-static dfx_code max_pool(dfx_kctx *ctx) { return pool_attr(ctx, 2, 0, 1); }
-static dfx_code avg_pool(dfx_kctx *ctx) { return pool_attr(ctx, 2, 1, 0); }
-static dfx_code max_pool3d(dfx_kctx *ctx) { return pool_attr(ctx, 3, 0, 0); }
-static dfx_code avg_pool3d(dfx_kctx *ctx) { return pool_attr(ctx, 3, 1, 0); }
+static dfx_code max_pool(dfx_kctx *ctx) { return pool_attr(ctx, 0, 0); }
+static dfx_code avg_pool(dfx_kctx *ctx) { return pool_attr(ctx, 1, 0); }
+static dfx_code max_pool_argmax(dfx_kctx *ctx) { return pool_attr(ctx, 0, 1); }
 
+/* ksize and strides are inputs: the init-time checks run here, per run. */
 static dfx_code max_pool_v2(dfx_kctx *ctx) {
-  int64_t ks[8], st[8];
+  cu_spec s = *(const cu_spec *)ctx->state;
   int nks = 0, nst = 0;
-  if (dfx__kctx_vector_i64(ctx, 1, "ksize", ks, 8, &nks) != DFX_OK ||
-      dfx__kctx_vector_i64(ctx, 2, "strides", st, 8, &nst) != DFX_OK)
+  if (dfx__kctx_vector_i64(ctx, 1, "ksize", s.ks, 5, &nks) != DFX_OK ||
+      dfx__kctx_vector_i64(ctx, 2, "strides", s.st, 5, &nst) != DFX_OK)
     return DFX_EINVAL;
+  if (cu_check_window("ksize", s.ks, nks, 4, ctx->st) || cu_check_window("strides", s.st, nst, 4, ctx->st) ||
+      check_pool_window(&s, ctx->st))
+    return ctx->st->code;
   pparams p;
-  dfx_code c = setup(ctx, &p, 2, ks, nks, st, nst, NULL, ctx->in[0], 0);
+  dfx_code c = setup(ctx, &p, &s, ctx->in[0]);
   return c != DFX_OK ? c : run(ctx, &p, 0, NULL, 0);
-}
-
-static dfx_code max_pool_argmax(dfx_kctx *ctx) {
-  int64_t ks[8], st[8];
-  int nks = cu_ints(ctx->node, "ksize", ks, 8), nst = cu_ints(ctx->node, "strides", st, 8);
-  pparams p;
-  dfx_code c = setup(ctx, &p, 2, ks, nks, st, nst, NULL, ctx->in[0], 0);
-  return c != DFX_OK ? c : run(ctx, &p, 0, NULL, 1);
 }
 
 static dfx_code dilation2d(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *f = ctx->in[1];
-  int64_t st[8], rt[8];
-  int nst = cu_ints(ctx->node, "strides", st, 8), nrt = cu_ints(ctx->node, "rates", rt, 8);
-  if (nrt != 4) return dfx__kctx_fail(ctx, DFX_EINVAL, "Sliding window rates field must specify 4 dimensions");
-  if (f->ndims != 3) {
-    char b[96];
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "filter must be 3-dimensional: %s", DFX_SHAPE_STR(f, b));
-  }
+  char b[96];
+  if (f->ndims != 3) return dfx__kctx_fail(ctx, DFX_EINVAL, "filter must be 3-dimensional: %s", DFX_SHAPE_STR(f, b));
   if (x->ndims == 4 && f->dims[2] != x->dims[3])
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input and filter must have the same depth: %lld vs %lld",
                           (long long)x->dims[3], (long long)f->dims[2]);
-  if (rt[0] != 1 || rt[3] != 1)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Current implementation does not yet support rates in the batch and depth dimensions.");
-  int64_t ks[4] = {1, f->dims[0], f->dims[1], 1};
+  if (f->dims[0] < 1 || f->dims[1] < 1)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "filter height and width must be positive: %s", DFX_SHAPE_STR(f, b));
+  cu_spec s = *(const cu_spec *)ctx->state;
+  s.ks[1] = f->dims[0], s.ks[2] = f->dims[1];
   pparams p;
-  dfx_code c = setup(ctx, &p, 2, ks, 4, st, nst, rt, x, 0);
+  dfx_code c = setup(ctx, &p, &s, x);
   return c != DFX_OK ? c : run(ctx, &p, 0, f, 0);
 }
 
-#define POOL2D "ksize: list(int) >= 4; strides: list(int) >= 4; padding: string"
-#define POOL3D "ksize: list(int) >= 5; strides: list(int) >= 5; padding: string; data_format: string = 'NDHWC'"
-#define MAXT "{half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, uint32, uint64} = DT_FLOAT"
-#define REALT "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}"
-
+#define MAX_T "{half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8}"
+#define FLOATS "{half, bfloat16, float, double}"
+#define REAL_T "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
 
 static const dfx_kernel_def kernels[] = {
-    {"MaxPool", NULL, max_pool, 0, NULL, NULL},
-    {"MaxPoolV2", NULL, max_pool_v2, 0, NULL, NULL},
-    {"AvgPool", NULL, avg_pool, 0, NULL, NULL},
-    {"MaxPool3D", NULL, max_pool3d, 0, NULL, NULL},
-    {"AvgPool3D", NULL, avg_pool3d, 0, NULL, NULL},
-    {"MaxPoolWithArgmax", NULL, max_pool_argmax, 0, NULL, NULL},
-    {"Dilation2D", NULL, dilation2d, 0, NULL, NULL},
+    {"MaxPool", "T: " MAX_T, max_pool, 0, pool_init, dfx__free},
+    {"MaxPoolV2", "T: " MAX_T, max_pool_v2, 0, pool_init, dfx__free},
+    {"AvgPool", "T: " FLOATS, avg_pool, 0, pool_init, dfx__free},
+    {"MaxPool3D", "T: {half, bfloat16, float}", max_pool, 0, pool_init, dfx__free},
+    {"AvgPool3D", "T: " FLOATS, avg_pool, 0, pool_init, dfx__free},
+    {"MaxPoolWithArgmax", "T: " REAL_T "; Targmax: {int32, int64}", max_pool_argmax, 0, pool_init, dfx__free},
+    {"Dilation2D", "T: " REAL_T, dilation2d, 0, pool_init, dfx__free},
     {NULL}};
 
 void dfx__kernels_conv_pool(dfx_registry *r);

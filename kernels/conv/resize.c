@@ -1,7 +1,9 @@
 /* resize.c - ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic, ResizeArea
  * and CropAndResize, with TensorFlow's coordinate formulas (align_corners,
  * half_pixel_centers and the legacy mappings) computed in float like TF.
- * Inputs are NHWC; outputs are float32 except nearest-neighbour (keeps T). */
+ * Inputs are NHWC; outputs are float32 except nearest-neighbour (keeps T).
+ * Output sizes are input values: empty outputs return before any loop, and
+ * per-row scratch is checked against the tensor limit. */
 #include <limits.h>
 
 #include "convutil.h"
@@ -16,13 +18,19 @@ static float resize_scale(int64_t in, int64_t out, int align) {
   return (align && out > 1) ? (float)(in - 1) / (float)(out - 1) : (float)in / (float)out;
 }
 
-static dfx_code validate(dfx_kctx *ctx, rstate *s, int has_half) {
+static dfx_code resize_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  if (dfx__attr_bool(n, "half_pixel_centers", false) && dfx__attr_bool(n, "align_corners", false))
+    return dfx__status_set(st, DFX_EINVAL,
+                           "align_corners = true: if half_pixel_centers is true, align_corners must be false");
+  return DFX_OK;
+}
+
+static dfx_code validate(dfx_kctx *ctx, rstate *s) {
   const dfx_tensor *x = ctx->in[0], *sz = ctx->in[1];
   char b[96];
   s->align = dfx__attr_bool(ctx->node, "align_corners", false);
-  s->half = has_half ? dfx__attr_bool(ctx->node, "half_pixel_centers", false) : 0;
-  if (s->half && s->align)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "If half_pixel_centers is True, align_corners must be False.");
+  s->half = dfx__attr_bool(ctx->node, "half_pixel_centers", false); /* ResizeArea has none */
   if (x->ndims != 4)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be 4-dimensional%s", DFX_SHAPE_STR(x, b));
   if (sz->ndims != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "shape_t must be 1-dimensional%s", DFX_SHAPE_STR(sz, b));
@@ -33,20 +41,24 @@ static dfx_code validate(dfx_kctx *ctx, rstate *s, int has_half) {
   if (s->H >= INT_MAX || s->W >= INT_MAX)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input sizes must be between 0 and max int32");
   if (s->oh <= 0 || s->ow <= 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "output dimensions must be positive");
-  if ((s->H == 0 || s->W == 0) && s->B * s->C > 0)
+  if ((s->H == 0 || s->W == 0) && s->B > 0 && s->C > 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input image must be of non-zero size");
   s->hs = resize_scale(s->H, s->oh, s->align);
   s->ws = resize_scale(s->W, s->ow, s->align);
   return DFX_OK;
 }
 
-/* Allocates the float output and loads the input as float; NULL on failure. */
-static float *begin(dfx_kctx *ctx, const rstate *s, dfx_tensor **y) {
+/* Allocates the float output and loads the input as float; NULL on failure
+ * or, with *code DFX_OK, when the output is empty (nothing to compute). */
+static float *begin(dfx_kctx *ctx, const rstate *s, dfx_tensor **y, dfx_code *code) {
   int64_t yd[4] = {s->B, s->oh, s->ow, s->C};
+  *code = DFX_ENOMEM;
   *y = dfx__kctx_alloc(ctx, 0, DFX_F32, 4, yd);
   if (!*y) return NULL;
+  *code = DFX_OK;
+  if ((*y)->count == 0) return NULL;
   float *x = cu_load(ctx->in[0], 0);
-  if (!x) dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  if (!x) *code = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   return x;
 }
 
@@ -68,19 +80,23 @@ static void bilinear_weights(int64_t out, int64_t in, float scale, int half, ler
 static dfx_code resize_bilinear(dfx_kctx *ctx) {
   rstate s;
   dfx_tensor *y;
-  if (validate(ctx, &s, 1) != DFX_OK) return DFX_EINVAL;
-  float *x = begin(ctx, &s, &y);
-  if (!x) return DFX_ENOMEM;
-  lerpw *wy = dfx__malloc(sizeof(lerpw) * (size_t)s.oh), *wx = dfx__malloc(sizeof(lerpw) * (size_t)s.ow);
-  if (!wy || !wx) {
-    dfx__free(x), dfx__free(wy), dfx__free(wx);
-    return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  dfx_code code;
+  if (validate(ctx, &s) != DFX_OK) return DFX_EINVAL;
+  float *x = begin(ctx, &s, &y, &code);
+  if (!x) return code;
+  lerpw *wy = cu_scratch(ctx, s.oh, sizeof(lerpw), "output height");
+  lerpw *wx = wy ? cu_scratch(ctx, s.ow, sizeof(lerpw), "output width") : NULL;
+  if (!wx) {
+    code = ctx->st->code;
+    goto done;
   }
   bilinear_weights(s.oh, s.H, s.hs, s.half, wy);
   bilinear_weights(s.ow, s.W, s.ws, s.half, wx);
   float *o = y->data;
+  int64_t work = 0;
   for (int64_t b = 0; b < s.B; b++)
     for (int64_t i = 0; i < s.oh; i++) {
+      if ((code = cu_tick(ctx, &work, s.ow * s.C)) != DFX_OK) goto done;
       const float *top = x + (b * s.H + wy[i].lo) * s.W * s.C, *bot = x + (b * s.H + wy[i].hi) * s.W * s.C;
       for (int64_t j = 0; j < s.ow; j++) {
         int64_t l = wx[j].lo * s.C, r = wx[j].hi * s.C;
@@ -91,8 +107,9 @@ static dfx_code resize_bilinear(dfx_kctx *ctx) {
         }
       }
     }
+done:
   dfx__free(x), dfx__free(wy), dfx__free(wx);
-  return DFX_OK;
+  return code;
 }
 
 static int64_t nn_index(int64_t i, float scale, int64_t in, int align, int half) {
@@ -105,14 +122,17 @@ static int64_t nn_index(int64_t i, float scale, int64_t in, int align, int half)
 
 static dfx_code resize_nearest(dfx_kctx *ctx) {
   rstate s;
-  if (validate(ctx, &s, 1) != DFX_OK) return DFX_EINVAL;
+  if (validate(ctx, &s) != DFX_OK) return DFX_EINVAL;
   const dfx_tensor *x = ctx->in[0];
   int64_t yd[4] = {s.B, s.oh, s.ow, s.C};
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, 4, yd);
   if (!y) return DFX_ENOMEM;
-  int64_t di = 0;
+  if (y->count == 0) return DFX_OK;
+  int64_t di = 0, work = 0;
+  dfx_code c;
   for (int64_t b = 0; b < s.B; b++)
     for (int64_t i = 0; i < s.oh; i++) {
+      if ((c = cu_tick(ctx, &work, s.ow * s.C)) != DFX_OK) return c;
       int64_t iy = nn_index(i, s.hs, s.H, s.align, s.half);
       for (int64_t j = 0; j < s.ow; j++, di += s.C) {
         int64_t ix = nn_index(j, s.ws, s.W, s.align, s.half);
@@ -163,21 +183,25 @@ static void cubic_weights(int64_t out, int64_t limit, float scale, int half, con
 static dfx_code resize_bicubic(dfx_kctx *ctx) {
   rstate s;
   dfx_tensor *y;
-  if (validate(ctx, &s, 1) != DFX_OK) return DFX_EINVAL;
-  float *x = begin(ctx, &s, &y);
-  if (!x) return DFX_ENOMEM;
-  float *t = dfx__malloc(sizeof(float) * (TABLE + 1) * 2);
-  cubw *wy = dfx__malloc(sizeof(cubw) * (size_t)s.oh), *wx = dfx__malloc(sizeof(cubw) * (size_t)s.ow);
-  if (!t || !wy || !wx) {
-    dfx__free(x), dfx__free(t), dfx__free(wy), dfx__free(wx);
-    return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  dfx_code code;
+  if (validate(ctx, &s) != DFX_OK) return DFX_EINVAL;
+  float *x = begin(ctx, &s, &y, &code);
+  if (!x) return code;
+  float t[(TABLE + 1) * 2];
+  cubw *wy = cu_scratch(ctx, s.oh, sizeof(cubw), "output height");
+  cubw *wx = wy ? cu_scratch(ctx, s.ow, sizeof(cubw), "output width") : NULL;
+  if (!wx) {
+    code = ctx->st->code;
+    goto done;
   }
   cubic_table(s.half ? -0.5f : -0.75f, t);
   cubic_weights(s.oh, s.H, s.hs, s.half, t, wy);
   cubic_weights(s.ow, s.W, s.ws, s.half, t, wx);
   float *o = y->data;
+  int64_t work = 0;
   for (int64_t b = 0; b < s.B; b++)
     for (int64_t i = 0; i < s.oh; i++) {
+      if ((code = cu_tick(ctx, &work, 16 * s.ow * s.C)) != DFX_OK) goto done;
       const float *rows[4];
       for (int k = 0; k < 4; k++) rows[k] = x + (b * s.H + wy[i].idx[k]) * s.W * s.C;
       const float *yw = wy[i].w;
@@ -193,8 +217,9 @@ static dfx_code resize_bicubic(dfx_kctx *ctx) {
         }
       }
     }
-  dfx__free(x), dfx__free(t), dfx__free(wy), dfx__free(wx);
-  return DFX_OK;
+done:
+  dfx__free(x), dfx__free(wy), dfx__free(wx);
+  return code;
 }
 
 /* ---- area ---- */
@@ -206,14 +231,20 @@ static float area_scale(int64_t v, float a, float a1, float scale) {
 static dfx_code resize_area(dfx_kctx *ctx) {
   rstate s;
   dfx_tensor *y;
-  if (validate(ctx, &s, 0) != DFX_OK) return DFX_EINVAL;
-  float *x = begin(ctx, &s, &y);
-  if (!x) return DFX_ENOMEM;
+  dfx_code code;
+  if (validate(ctx, &s) != DFX_OK) return DFX_EINVAL;
+  float *x = begin(ctx, &s, &y, &code);
+  if (!x) return code;
   float *o = y->data, inv = 1.0f / (s.hs * s.ws);
+  int64_t work = 0;
   for (int64_t b = 0; b < s.B; b++)
     for (int64_t i = 0; i < s.oh; i++) {
       float iy = (float)i * s.hs, iy1 = (float)(i + 1) * s.hs;
       int64_t y0 = (int64_t)floorf(iy), y1 = (int64_t)ceilf(iy1);
+      if ((code = cu_tick(ctx, &work, (y1 - y0) * (int64_t)(s.ws + 2) * s.ow * s.C)) != DFX_OK) {
+        dfx__free(x);
+        return code;
+      }
       for (int64_t j = 0; j < s.ow; j++) {
         float ix = (float)j * s.ws, ix1 = (float)(j + 1) * s.ws;
         int64_t x0 = (int64_t)floorf(ix), x1 = (int64_t)ceilf(ix1);
@@ -268,16 +299,23 @@ static dfx_code crop_and_resize(dfx_kctx *ctx) {
   int64_t yd[4] = {nb, ch, cw, C};
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_F32, 4, yd);
   if (!y) return DFX_ENOMEM;
+  if (y->count == 0) return DFX_OK;
   float *x = cu_load(img, 0);
   if (!x) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   const float *bx = boxes->data;
   float *o = y->data;
+  int64_t work = 0;
   for (int64_t k = 0; k < nb; k++) {
     float y1 = bx[4 * k], x1 = bx[4 * k + 1], y2 = bx[4 * k + 2], x2 = bx[4 * k + 3];
     const float *im = x + dfx__tensor_get_i64(bi, k) * H * W * C;
     float hsc = ch > 1 ? (y2 - y1) * (float)(H - 1) / (float)(ch - 1) : 0;
     float wsc = cw > 1 ? (x2 - x1) * (float)(W - 1) / (float)(cw - 1) : 0;
     for (int64_t i = 0; i < ch; i++) {
+      dfx_code code = cu_tick(ctx, &work, cw * C);
+      if (code != DFX_OK) {
+        dfx__free(x);
+        return code;
+      }
       float iy = ch > 1 ? y1 * (float)(H - 1) + (float)i * hsc : (float)(0.5 * (y1 + y2) * (double)(H - 1));
       for (int64_t j = 0; j < cw; j++, o += C) {
         float ix = cw > 1 ? x1 * (float)(W - 1) + (float)j * wsc : (float)(0.5 * (x1 + x2) * (double)(W - 1));
@@ -305,16 +343,15 @@ static dfx_code crop_and_resize(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
-#define RT "{int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, double}"
-#define RATTRS "align_corners: bool = false; half_pixel_centers: bool = false"
-
+#define RESIZE_T "T: {int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, double}"
 
 static const dfx_kernel_def kernels[] = {
-    {"ResizeBilinear", NULL, resize_bilinear, 0, NULL, NULL},
-    {"ResizeNearestNeighbor", NULL, resize_nearest, 0, NULL, NULL},
-    {"ResizeBicubic", NULL, resize_bicubic, 0, NULL, NULL},
-    {"ResizeArea", NULL, resize_area, 0, NULL, NULL},
-    {"CropAndResize", NULL, crop_and_resize, 0, NULL, NULL},
+    {"ResizeBilinear", RESIZE_T, resize_bilinear, 0, resize_init, NULL},
+    {"ResizeNearestNeighbor", RESIZE_T, resize_nearest, 0, resize_init, NULL},
+    {"ResizeBicubic", RESIZE_T, resize_bicubic, 0, resize_init, NULL},
+    {"ResizeArea", RESIZE_T, resize_area, 0, NULL, NULL},
+    {"CropAndResize", "T: {uint8, uint16, int8, int16, int32, int64, half, float, double}", crop_and_resize, 0, NULL,
+     NULL},
     {NULL}};
 
 void dfx__kernels_conv_resize(dfx_registry *r);

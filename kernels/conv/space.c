@@ -1,7 +1,10 @@
 /* space.c - rearrangements between space, batch and depth: SpaceToBatchND,
  * BatchToSpaceND (and their v1 forms SpaceToBatch/BatchToSpace),
  * SpaceToDepth, DepthToSpace and ExtractImagePatches. All are element copies
- * of contiguous runs, so every dtype (strings included) is supported. */
+ * of contiguous runs, so every dtype with fixed-size elements (and strings) is
+ * supported. Shape products from block sizes, paddings and crops are checked
+ * for overflow; loops stop early on empty outputs, so their trip counts follow
+ * the data. */
 #include "convutil.h"
 
 #define MAXB 6 /* block dims handled */
@@ -27,9 +30,11 @@ static dfx_code read_blocks(dfx_kctx *ctx, int bi, int64_t bsize, int pi, const 
                           DFX_SHAPE_STR(p, b1));
   }
   for (int i = 0; i < *m; i++) {
+    if (block[i] < 1)
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "All values in block_shape must be positive, got %lld",
+                            (long long)block[i]);
     pad[i][0] = dfx__tensor_get_i64(p, 2 * i);
     pad[i][1] = dfx__tensor_get_i64(p, 2 * i + 1);
-    if (block[i] < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "All values in block_shape must be positive");
     if (pad[i][0] < 0 || pad[i][1] < 0)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "All values in %s must be >= 0", pname);
   }
@@ -45,15 +50,20 @@ static dfx_code space_batch(dfx_kctx *ctx, int to_batch, int bi, int64_t bsize, 
   int m = 0;
   dfx_code c = read_blocks(ctx, bi, bsize, pi, to_batch ? "paddings" : "crops", block, pad, &m);
   if (c != DFX_OK) return c;
-  int64_t prod = 1, yd[DFX_MAX_DIMS], rest = 1;
-  for (int i = 0; i < m; i++) prod *= block[i];
-  for (int i = 1 + m; i < x->ndims; i++) rest *= x->dims[i];
+  int64_t prod = 1, yd[DFX_MAX_DIMS], rest = 1, ps;
+  for (int i = 0; i < m; i++)
+    if (__builtin_mul_overflow(prod, block[i], &prod))
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "the product of block_shape overflows (block_shape[%d] = %lld)", i,
+                            (long long)block[i]);
   memcpy(yd, x->dims, sizeof(int64_t) * (size_t)x->ndims);
   int64_t B = x->dims[0];
   if (to_batch) {
-    yd[0] = B * prod;
+    if (__builtin_mul_overflow(B, prod, &yd[0]))
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "output batch %lld * %lld overflows", (long long)B, (long long)prod);
     for (int i = 0; i < m; i++) {
-      int64_t ps = x->dims[1 + i] + pad[i][0] + pad[i][1];
+      if (__builtin_add_overflow(x->dims[1 + i], pad[i][0], &ps) || __builtin_add_overflow(ps, pad[i][1], &ps))
+        return dfx__kctx_fail(ctx, DFX_EINVAL, "padded size of dimension %d overflows (paddings %lld, %lld)", 1 + i,
+                              (long long)pad[i][0], (long long)pad[i][1]);
       if (ps % block[i])
         return dfx__kctx_fail(ctx, DFX_EINVAL, "padded_shape[%d]=%lld is not divisible by block_shape[%d]=%lld", i,
                               (long long)ps, i, (long long)block[i]);
@@ -66,19 +76,28 @@ static dfx_code space_batch(dfx_kctx *ctx, int to_batch, int bi, int64_t bsize, 
                             (long long)B, (long long)prod);
     yd[0] = B / prod;
     for (int i = 0; i < m; i++) {
-      yd[1 + i] = x->dims[1 + i] * block[i] - pad[i][0] - pad[i][1];
+      if (__builtin_mul_overflow(x->dims[1 + i], block[i], &ps))
+        return dfx__kctx_fail(ctx, DFX_EINVAL, "dimension %d times block_shape[%d] = %lld overflows", 1 + i, i,
+                              (long long)block[i]);
+      yd[1 + i] = ps - pad[i][0] - pad[i][1]; /* crops are >= 0: no overflow */
       if (yd[1 + i] < 0)
         return dfx__kctx_fail(ctx, DFX_EINVAL, "Negative output dimension size caused by overly large crop");
     }
   }
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, yd);
   if (!y) return DFX_ENOMEM;
+  if (y->count == 0 || x->count == 0) { /* zeros (or nothing): skip the walk, whose positions may be many */
+    cu_zero(y, 0, y->count);
+    return DFX_OK;
+  }
+  for (int i = 1 + m; i < x->ndims; i++) rest *= x->dims[i];
   /* Walk the batch-side tensor (y when to_batch, else x) in runs of `rest`. */
   const int64_t *bd = to_batch ? yd : x->dims, *sd = to_batch ? x->dims : yd;
   int64_t sb = sd[0], npos = 1;
   for (int i = 0; i < m; i++) npos *= bd[1 + i];
-  int64_t nb = bd[0];
+  int64_t nb = bd[0], work = 0;
   for (int64_t ob = 0; ob < nb; ob++) {
+    if ((c = cu_tick(ctx, &work, npos * rest)) != DFX_OK) return c;
     int64_t b = ob % sb, off = ob / sb, o[MAXB];
     for (int i = m - 1; i >= 0; i--) o[i] = off % block[i], off /= block[i];
     for (int64_t p = 0; p < npos; p++) {
@@ -107,125 +126,158 @@ static dfx_code space_batch(dfx_kctx *ctx, int to_batch, int bi, int64_t bsize, 
 static dfx_code s2b_nd(dfx_kctx *ctx) { return space_batch(ctx, 1, 1, 0, 2); }
 static dfx_code b2s_nd(dfx_kctx *ctx) { return space_batch(ctx, 0, 1, 0, 2); }
 
-static dfx_code v1_check(dfx_kctx *ctx, int64_t *bs) {
-  *bs = dfx__attr_int(ctx->node, "block_size", 0);
-  if (*bs < 2) return dfx__kctx_fail(ctx, DFX_EINVAL, "Block size should be > 1: %lld", (long long)*bs);
+/* block_size (SpaceToBatch, BatchToSpace, SpaceToDepth, DepthToSpace): > 1,
+ * and its square must fit; data_format, where the op has one, NHWC or NCHW. */
+static dfx_code block_init(const dfx_node *n, void **state, dfx_status *st) {
+  (void)state;
+  int64_t bs = dfx__attr_int(n, "block_size", 0), sq;
+  if (bs < 2) return dfx__status_set(st, DFX_EINVAL, "block_size = %lld: it should be > 1", (long long)bs);
+  if (__builtin_mul_overflow(bs, bs, &sq))
+    return dfx__status_set(st, DFX_EINVAL, "block_size = %lld is too large (its square overflows)", (long long)bs);
+  const char *df = dfx__attr_str(n, "data_format", "NHWC");
+  if (strcmp(df, "NHWC") && strcmp(df, "NCHW"))
+    return dfx__status_set(st, DFX_EUNIMPL, "data_format = '%s' is not supported", df);
+  return DFX_OK;
+}
+
+static dfx_code space_batch_v1(dfx_kctx *ctx, int to_batch) {
   if (ctx->in[0]->ndims != 4) {
     char b[96];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input should have rank 4 instead of %s", DFX_SHAPE_STR(ctx->in[0], b));
   }
-  return DFX_OK;
+  return space_batch(ctx, to_batch, -1, dfx__attr_int(ctx->node, "block_size", 0), 1);
 }
-static dfx_code s2b_v1(dfx_kctx *ctx) {
-  int64_t bs;
-  return v1_check(ctx, &bs) ? DFX_EINVAL : space_batch(ctx, 1, -1, bs, 1);
-}
-static dfx_code b2s_v1(dfx_kctx *ctx) {
-  int64_t bs;
-  return v1_check(ctx, &bs) ? DFX_EINVAL : space_batch(ctx, 0, -1, bs, 1);
-}
+static dfx_code s2b_v1(dfx_kctx *ctx) { return space_batch_v1(ctx, 1); }
+static dfx_code b2s_v1(dfx_kctx *ctx) { return space_batch_v1(ctx, 0); }
 
 /* SpaceToDepth / DepthToSpace; index maps in NHWC or NCHW. */
 static dfx_code space_depth(dfx_kctx *ctx, int to_depth) {
   const dfx_tensor *x = ctx->in[0];
-  int64_t bs = dfx__attr_int(ctx->node, "block_size", 0);
-  if (bs < 2) return dfx__kctx_fail(ctx, DFX_EINVAL, "Block size should be > 1, but was: %lld", (long long)bs);
+  int64_t bs = dfx__attr_int(ctx->node, "block_size", 0), bs2 = bs * bs; /* checked at init */
   if (x->ndims != 4) {
     char b[96];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Input rank should be: 4 instead of: %d (%s)", x->ndims,
                           DFX_SHAPE_STR(x, b));
   }
-  const char *df = dfx__attr_str(ctx->node, "data_format", "NHWC");
-  if (!strcmp(df, "NCHW_VECT_C")) return dfx__kctx_fail(ctx, DFX_EUNIMPL, "NCHW_VECT_C is not supported");
-  int nchw = !strcmp(df, "NCHW");
+  int nchw = !strcmp(dfx__attr_str(ctx->node, "data_format", "NHWC"), "NCHW");
   int64_t B = x->dims[0], H = x->dims[nchw ? 2 : 1], W = x->dims[nchw ? 3 : 2], C = x->dims[nchw ? 1 : 3];
   int64_t oH, oW, oC;
   if (to_depth) {
     if (H % bs || W % bs)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Image width %lld and height %lld should be divisible by block_size: %lld",
                             (long long)W, (long long)H, (long long)bs);
-    oH = H / bs, oW = W / bs, oC = C * bs * bs;
+    oH = H / bs, oW = W / bs;
+    if (__builtin_mul_overflow(C, bs2, &oC))
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "output depth %lld * block_size^2 overflows", (long long)C);
   } else {
-    if (C % (bs * bs))
+    if (C % bs2)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Input depth dimension %lld should be divisible by: %lld", (long long)C,
-                            (long long)(bs * bs));
-    oH = H * bs, oW = W * bs, oC = C / (bs * bs);
+                            (long long)bs2);
+    oC = C / bs2;
+    if (__builtin_mul_overflow(H, bs, &oH) || __builtin_mul_overflow(W, bs, &oW))
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "output size %lld x %lld times block_size %lld overflows", (long long)H,
+                            (long long)W, (long long)bs);
   }
   int64_t yd[4] = {B, nchw ? oC : oH, nchw ? oH : oW, nchw ? oW : oC};
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, 4, yd);
   if (!y) return DFX_ENOMEM;
+  if (y->count == 0) return DFX_OK;
   /* Walk the space side (big spatial, small depth): d = depth of that side. */
-  int64_t sH = to_depth ? H : oH, sW = to_depth ? W : oW, sC = to_depth ? C : oC, dC = sC * bs * bs;
-  int64_t dH = sH / bs, dW = sW / bs;
+  int64_t sH = to_depth ? H : oH, sW = to_depth ? W : oW, sC = to_depth ? C : oC, dC = sC * bs2;
+  int64_t dH = sH / bs, dW = sW / bs, work = 0;
+  dfx_code c;
   for (int64_t b = 0; b < B; b++)
-    for (int64_t h = 0; h < sH; h++)
+    for (int64_t h = 0; h < sH; h++) {
+      if ((c = cu_tick(ctx, &work, sW * sC)) != DFX_OK) return c;
       for (int64_t w = 0; w < sW; w++) {
         int64_t dh = h / bs, dw = w / bs, dc0 = ((h % bs) * bs + w % bs) * sC;
         if (!nchw) {
           int64_t si = ((b * sH + h) * sW + w) * sC, di = ((b * dH + dh) * dW + dw) * dC + dc0;
-          dfx_code c = to_depth ? cu_copy(y, di, x, si, sC) : cu_copy(y, si, x, di, sC);
+          c = to_depth ? cu_copy(y, di, x, si, sC) : cu_copy(y, si, x, di, sC);
           if (c != DFX_OK) return dfx__kctx_fail(ctx, c, "out of memory");
         } else {
-          for (int64_t c = 0; c < sC; c++) {
-            int64_t si = ((b * sC + c) * sH + h) * sW + w, di = ((b * dC + dc0 + c) * dH + dh) * dW + dw;
-            dfx_code e = to_depth ? cu_copy(y, di, x, si, 1) : cu_copy(y, si, x, di, 1);
-            if (e != DFX_OK) return dfx__kctx_fail(ctx, e, "out of memory");
+          for (int64_t k = 0; k < sC; k++) {
+            int64_t si = ((b * sC + k) * sH + h) * sW + w, di = ((b * dC + dc0 + k) * dH + dh) * dW + dw;
+            c = to_depth ? cu_copy(y, di, x, si, 1) : cu_copy(y, si, x, di, 1);
+            if (c != DFX_OK) return dfx__kctx_fail(ctx, c, "out of memory");
           }
         }
       }
+    }
   return DFX_OK;
 }
 static dfx_code s2d(dfx_kctx *ctx) { return space_depth(ctx, 1); }
 static dfx_code d2s(dfx_kctx *ctx) { return space_depth(ctx, 0); }
 
+/* ksizes, strides and rates: 4 values each, >= 1, 1 in the batch and depth dims. */
+static dfx_code patches_init(const dfx_node *n, void **state, dfx_status *st) {
+  cu_spec s = {.nd = 2, .clast = 1, .pad = cu_padding(n)};
+  dfx_code c;
+  if ((c = cu_window_attr(n, "ksizes", 4, s.ks, st)) || (c = cu_window_attr(n, "strides", 4, s.st, st)) ||
+      (c = cu_window_attr(n, "rates", 4, s.dl, st)) ||
+      (c = cu_unit_bc("ksizes", s.ks, 4, 1, "only ksizes across space are supported", st)) ||
+      (c = cu_unit_bc("strides", s.st, 4, 1, "only strides across space are supported", st)) ||
+      (c = cu_unit_bc("rates", s.dl, 4, 1, "only rates across space are supported", st)))
+    return c;
+  if (s.pad != PAD_SAME && s.pad != PAD_VALID)
+    return dfx__status_set(st, DFX_EINVAL, "padding = '%s' is not supported", dfx__attr_str(n, "padding", ""));
+  return cu_spec_state(&s, state, st);
+}
+
 static dfx_code extract_patches(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
-  int64_t ks[4], st[4], rt[4];
-  const dfx_node *n = ctx->node;
-  if (cu_ints(n, "ksizes", ks, 4) != 4 || cu_ints(n, "strides", st, 4) != 4 || cu_ints(n, "rates", rt, 4) != 4)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "ksizes, strides and rates must each specify 4 dimensions");
-  if (ks[0] != 1 || ks[3] != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "Only support ksizes across space.");
-  if (st[0] != 1 || st[3] != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "Only support strides across space.");
-  if (rt[0] != 1 || rt[3] != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "Only support rates across space.");
+  const cu_spec *s = ctx->state;
+  const int64_t *ks = s->ks, *st = s->st, *rt = s->dl;
   if (x->ndims != 4) {
     char b[96];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be 4-dimensional%s", DFX_SHAPE_STR(x, b));
   }
-  padkind pad = cu_padding(n);
-  if (pad != PAD_SAME && pad != PAD_VALID) return dfx__kctx_fail(ctx, DFX_EINVAL, "Invalid padding");
-  int64_t B = x->dims[0], H = x->dims[1], W = x->dims[2], D = x->dims[3], oh, ow, ph, pw;
-  if (cu_window(ctx, H, ks[1], rt[1], st[1], pad, 0, 0, &oh, &ph) ||
-      cu_window(ctx, W, ks[2], rt[2], st[2], pad, 0, 0, &ow, &pw))
+  int64_t B = x->dims[0], H = x->dims[1], W = x->dims[2], D = x->dims[3], oh, ow, ph, pw, depth;
+  if (cu_window(ctx, H, ks[1], rt[1], st[1], s->pad, 0, 0, &oh, &ph) ||
+      cu_window(ctx, W, ks[2], rt[2], st[2], s->pad, 0, 0, &ow, &pw))
     return DFX_EINVAL;
-  int64_t yd[4] = {B, oh, ow, ks[1] * ks[2] * D};
+  if (__builtin_mul_overflow(ks[1], ks[2], &depth) || __builtin_mul_overflow(depth, D, &depth))
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "output depth %lld * %lld * %lld overflows", (long long)ks[1],
+                          (long long)ks[2], (long long)D);
+  int64_t yd[4] = {B, oh, ow, depth};
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, 4, yd);
   if (!y) return DFX_ENOMEM;
-  int64_t di = 0;
+  if (y->count == 0) return DFX_OK;
+  int64_t di = 0, work = 0;
+  dfx_code e;
   for (int64_t b = 0; b < B; b++)
-    for (int64_t r = 0; r < oh; r++)
+    for (int64_t r = 0; r < oh; r++) {
+      if ((e = cu_tick(ctx, &work, ow * depth)) != DFX_OK) return e;
       for (int64_t c = 0; c < ow; c++)
         for (int64_t kr = 0; kr < ks[1]; kr++)
           for (int64_t kc = 0; kc < ks[2]; kc++, di += D) {
             int64_t ir = r * st[1] - ph + kr * rt[1], ic = c * st[2] - pw + kc * rt[2];
             if (ir < 0 || ir >= H || ic < 0 || ic >= W) {
               cu_zero(y, di, D);
-            } else {
-              dfx_code e = cu_copy(y, di, x, ((b * H + ir) * W + ic) * D, D);
-              if (e != DFX_OK) return dfx__kctx_fail(ctx, e, "out of memory");
+            } else if ((e = cu_copy(y, di, x, ((b * H + ir) * W + ic) * D, D)) != DFX_OK) {
+              return dfx__kctx_fail(ctx, e, "out of memory");
             }
           }
+    }
   return DFX_OK;
 }
 
+/* Every dtype with fixed-size elements, and strings (not resource or variant). */
+#define COPY_T                                                                                              \
+  "T: {float, double, int32, uint8, int16, int8, string, complex64, int64, bool, qint8, quint8, qint32, "  \
+  "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}"
+#define IDX(a) "; " a ": {int32, int64}"
 
 static const dfx_kernel_def kernels[] = {
-    {"SpaceToBatchND", NULL, s2b_nd, 0, NULL, NULL},
-    {"BatchToSpaceND", NULL, b2s_nd, 0, NULL, NULL},
-    {"SpaceToBatch", NULL, s2b_v1, 0, NULL, NULL},
-    {"BatchToSpace", NULL, b2s_v1, 0, NULL, NULL},
-    {"SpaceToDepth", NULL, s2d, 0, NULL, NULL},
-    {"DepthToSpace", NULL, d2s, 0, NULL, NULL},
-    {"ExtractImagePatches", NULL, extract_patches, 0, NULL, NULL},
+    {"SpaceToBatchND", COPY_T IDX("Tblock_shape") IDX("Tpaddings"), s2b_nd, 0, NULL, NULL},
+    {"BatchToSpaceND", COPY_T IDX("Tblock_shape") IDX("Tcrops"), b2s_nd, 0, NULL, NULL},
+    {"SpaceToBatch", COPY_T IDX("Tpaddings"), s2b_v1, 0, block_init, NULL},
+    {"BatchToSpace", COPY_T IDX("Tidx"), b2s_v1, 0, block_init, NULL},
+    {"SpaceToDepth", COPY_T, s2d, 0, block_init, NULL},
+    {"DepthToSpace", COPY_T, d2s, 0, block_init, NULL},
+    {"ExtractImagePatches", "T: {bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, "
+                            "uint64, complex64, complex128, bool}",
+     extract_patches, 0, patches_init, dfx__free},
     {NULL}};
 
 void dfx__kernels_conv_space(dfx_registry *r);

@@ -10,9 +10,30 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-#define BN_COMMON "epsilon: float = 0.0001; exponential_avg_factor: float = 1; data_format: string = 'NHWC'; " \
-                  "is_training: bool = true"
+/* Attrs, parsed once per node. */
+typedef struct bn_attrs {
+  double eps, fac;
+  bool train, cfirst; /* cfirst: NCHW / NCDHW */
+  int rank;           /* 4, or 5 for the 3-D formats */
+} bn_attrs;
 
+static dfx_code fbn_init(const dfx_node *n, void **state, dfx_status *st) {
+  const char *fmt = dfx__attr_str(n, "data_format", "NHWC");
+  bool cfirst = !strcmp(fmt, "NCHW") || !strcmp(fmt, "NCDHW");
+  if (!cfirst && strcmp(fmt, "NHWC") && strcmp(fmt, "NDHWC"))
+    return dfx__status_set(st, DFX_EINVAL, "Invalid data format: data_format = '%s'", fmt);
+  bn_attrs *a = dfx__malloc(sizeof *a);
+  if (!a) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  *a = (bn_attrs){.eps = dfx__attr_float(n, "epsilon", 1e-4f),
+                  .fac = dfx__attr_float(n, "exponential_avg_factor", 1),
+                  .train = dfx__attr_bool(n, "is_training", true),
+                  .cfirst = cfirst,
+                  .rank = strchr(fmt, 'D') ? 5 : 4};
+  *state = a;
+  return DFX_OK;
+}
+
+static void fbn_fini(void *state) { dfx__free(state); }
 
 static dfx_code vec_out(dfx_kctx *ctx, int k, dfx_dtype u, int64_t c, const double *v) {
   dfx_tensor *t = dfx__kctx_alloc(ctx, k, u, 1, &c);
@@ -23,27 +44,22 @@ static dfx_code vec_out(dfx_kctx *ctx, int k, dfx_dtype u, int64_t c, const doub
 
 static dfx_code fbn_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
-  const dfx_node *nd = ctx->node;
-  double eps = dfx__attr_float(nd, "epsilon", 1e-4f), fac = dfx__attr_float(nd, "exponential_avg_factor", 1);
-  bool train = dfx__attr_bool(nd, "is_training", true);
-  const char *fmt = dfx__attr_str(nd, "data_format", "NHWC");
-  bool v3 = strcmp(nd->op, "FusedBatchNormV3") == 0;
+  const bn_attrs *a = ctx->state;
+  double eps = a->eps, fac = a->fac;
+  bool train = a->train, v3 = strcmp(ctx->node->op, "FusedBatchNormV3") == 0;
+  int want = a->rank;
   char b1[96];
-  bool cfirst = !strcmp(fmt, "NCHW") || !strcmp(fmt, "NCDHW");
-  if (!cfirst && strcmp(fmt, "NHWC") && strcmp(fmt, "NDHWC"))
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Invalid data format");
-  bool five = fmt[1] == 'D' || fmt[2] == 'D';
-  int want = five ? 5 : 4;
   if (x->ndims != want)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be %d-dimensional%s", want, DFX_SHAPE_STR(x, b1));
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be %d-dimensional, got shape %s", want, DFX_SHAPE_STR(x, b1));
   const char *names[] = {"", "scale", "offset", "mean", "variance"};
   for (int i = 1; i < 5; i++)
     if (ctx->in[i]->ndims != 1)
-      return dfx__kctx_fail(ctx, DFX_EINVAL, "%s must be 1-dimensional%s", names[i], DFX_SHAPE_STR(ctx->in[i], b1));
-  int cd = cfirst ? 1 : want - 1;
-  int64_t c = x->dims[cd], outer = 1, inner = 1;
-  for (int d = 0; d < cd; d++) outer *= x->dims[d];
-  for (int d = cd + 1; d < want; d++) inner *= x->dims[d];
+      return dfx__kctx_fail(ctx, DFX_EINVAL, "%s must be 1-dimensional, got shape %s", names[i], DFX_SHAPE_STR(ctx->in[i], b1));
+  int cd = a->cfirst ? 1 : want - 1;
+  /* Empty x: outer = inner = 0 (the other dims' product may overflow). */
+  int64_t c = x->dims[cd], outer = x->count > 0, inner = x->count > 0;
+  for (int d = 0; d < cd && x->count > 0; d++) outer *= x->dims[d];
+  for (int d = cd + 1; d < want && x->count > 0; d++) inner *= x->dims[d];
   for (int i = 1; i < 5; i++) {
     int64_t m = ctx->in[i]->dims[0];
     if (i >= 3 && train && m == 0 && fac == 1) continue; /* running stats unused */
@@ -61,18 +77,23 @@ static dfx_code fbn_k(dfx_kctx *ctx) {
     scale[j] = dfx__nn_load(ctx->in[1]->data, u, j);
     offs[j] = dfx__nn_load(ctx->in[2]->data, u, j);
   }
-  int64_t rest = outer * inner;
+  int64_t rest = outer * inner, done = 0;
+  dfx_code rc = DFX_OK;
   if (train) {
-    for (int64_t o = 0; o < outer; o++)
+    for (int64_t o = 0; o < outer && rc == DFX_OK; o++) {
       for (int64_t j = 0; j < c; j++)
         for (int64_t i = 0; i < inner; i++) mean[j] += dfx__nn_load(x->data, t, (o * c + j) * inner + i);
+      rc = dfx__nn_progress(ctx, &done, c * inner);
+    }
     for (int64_t j = 0; j < c; j++) mean[j] = rest ? mean[j] / (double)rest : NAN;
-    for (int64_t o = 0; o < outer; o++)
+    for (int64_t o = 0; o < outer && rc == DFX_OK; o++) {
       for (int64_t j = 0; j < c; j++)
         for (int64_t i = 0; i < inner; i++) {
           double d = dfx__nn_load(x->data, t, (o * c + j) * inner + i) - mean[j];
           var[j] += d * d;
         }
+      rc = dfx__nn_progress(ctx, &done, c * inner);
+    }
     for (int64_t j = 0; j < c; j++) var[j] = rest ? var[j] / (double)rest : NAN;
     double adj = rest > 1 ? (double)rest / (double)(rest - 1) : 1;
     for (int64_t j = 0; j < c; j++) {
@@ -93,7 +114,7 @@ static dfx_code fbn_k(dfx_kctx *ctx) {
     }
   }
   /* y = (x - mean) * scale / sqrt(var + eps) + offset */
-  for (int64_t o = 0; o < outer; o++)
+  for (int64_t o = 0; o < outer && rc == DFX_OK; o++) {
     for (int64_t j = 0; j < c; j++) {
       double k = scale[j] / sqrt(var[j] + eps), b = offs[j] - mean[j] * k;
       for (int64_t i = 0; i < inner; i++) {
@@ -101,7 +122,9 @@ static dfx_code fbn_k(dfx_kctx *ctx) {
         dfx__nn_store(y->data, t, e, dfx__nn_load(x->data, t, e) * k + b);
       }
     }
-  dfx_code rc = vec_out(ctx, 1, u, c, bmean);
+    rc = dfx__nn_progress(ctx, &done, c * inner);
+  }
+  if (rc == DFX_OK) rc = vec_out(ctx, 1, u, c, bmean);
   if (rc == DFX_OK) rc = vec_out(ctx, 2, u, c, bvar);
   if (rc == DFX_OK) rc = vec_out(ctx, 3, u, c, mean);
   if (rc == DFX_OK) rc = vec_out(ctx, 4, u, c, var);
@@ -115,9 +138,9 @@ static dfx_code fbn_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"FusedBatchNorm", NULL, fbn_k, 0, NULL, NULL},
-    {"FusedBatchNormV2", NULL, fbn_k, 0, NULL, NULL},
-    {"FusedBatchNormV3", NULL, fbn_k, 0, NULL, NULL},
+    {"FusedBatchNorm", "T: {float}", fbn_k, 0, fbn_init, fbn_fini},
+    {"FusedBatchNormV2", "T: {half, bfloat16, float}; U: {float}", fbn_k, 0, fbn_init, fbn_fini},
+    {"FusedBatchNormV3", "T: {half, bfloat16, float}; U: {bfloat16, float}", fbn_k, 0, fbn_init, fbn_fini},
     {NULL}};
 
 void dfx__kernels_nn_batchnorm(dfx_registry *r);

@@ -9,21 +9,23 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* ---- BiasAdd ---- */
 
-#define DEF_BIAS(NM, T, ADD)                                                                   \
-  static void bias_##NM(const T *x, const T *b, T *y, int64_t outer, int64_t c, int64_t inner) { \
-    if (inner == 1) {                                                                          \
-      for (int64_t o = 0; o < outer; o++, x += c, y += c)                                      \
-        for (int64_t j = 0; j < c; j++) y[j] = ADD(x[j], b[j]);                                \
-      return;                                                                                  \
-    }                                                                                          \
-    for (int64_t o = 0; o < outer; o++)                                                        \
-      for (int64_t j = 0; j < c; j++, x += inner, y += inner) {                                \
-        T bj = b[j];                                                                           \
-        for (int64_t i = 0; i < inner; i++) y[i] = ADD(x[i], bj);                              \
-      }                                                                                        \
+/* Rows [o0, o1) of the [outer, c, inner] view. */
+#define DEF_BIAS(NM, T, ADD)                                                                     \
+  static void bias_##NM(const T *x, const T *b, T *y, int64_t o0, int64_t o1, int64_t c, int64_t inner) { \
+    x += o0 * c * inner;                                                                         \
+    y += o0 * c * inner;                                                                         \
+    if (inner == 1) {                                                                            \
+      for (int64_t o = o0; o < o1; o++, x += c, y += c)                                          \
+        for (int64_t j = 0; j < c; j++) y[j] = ADD(x[j], b[j]);                                  \
+      return;                                                                                    \
+    }                                                                                            \
+    for (int64_t o = o0; o < o1; o++)                                                            \
+      for (int64_t j = 0; j < c; j++, x += inner, y += inner) {                                  \
+        T bj = b[j];                                                                             \
+        for (int64_t i = 0; i < inner; i++) y[i] = ADD(x[i], bj);                                \
+      }                                                                                          \
   }
 #define ADD_F(a, b) ((a) + (b))
 #define ADD_I(a, b) (__typeof__(a))((uint64_t)(a) + (uint64_t)(b))
@@ -38,7 +40,8 @@ DFX_INT_TYPES(BIAS_INT)
 
 static dfx_code bias_init(const dfx_node *n, void **state, dfx_status *st) {
   const char *f = dfx__attr_str(n, "data_format", "NHWC");
-  if (strcmp(f, "NHWC") && strcmp(f, "NCHW")) return dfx__status_set(st, DFX_EINVAL, "Invalid data format");
+  if (strcmp(f, "NHWC") && strcmp(f, "NCHW"))
+    return dfx__status_set(st, DFX_EINVAL, "Invalid data format: data_format = '%s' (NHWC or NCHW)", f);
   *state = (void *)(intptr_t)(strcmp(f, "NCHW") == 0);
   return DFX_OK;
 }
@@ -55,24 +58,30 @@ static dfx_code bias_k(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "Must provide as many biases as the %s dimension of the input tensor: %s vs. %s",
                           nchw ? "channel" : "last", DFX_SHAPE_STR(b, b1), DFX_SHAPE_STR(x, b2));
-  int64_t outer = 1, inner = 1, c = x->dims[cd];
-  for (int d = 0; d < cd; d++) outer *= x->dims[d];
-  for (int d = cd + 1; d < x->ndims; d++) inner *= x->dims[d];
   dfx_dtype t = (dfx_dtype)x->dtype;
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, x->ndims, x->dims);
   if (!y) return DFX_ENOMEM;
-  if (y->count == 0) return DFX_OK;
-  switch (t) {
-  case DFX_F32: bias_float(x->data, b->data, y->data, outer, c, inner); break;
-  case DFX_F64: bias_double(x->data, b->data, y->data, outer, c, inner); break;
-  case DFX_F16: bias_f16(x->data, b->data, y->data, outer, c, inner); break;
-  case DFX_BF16: bias_bf16(x->data, b->data, y->data, outer, c, inner); break;
+  if (y->count == 0) return DFX_OK; /* the other dims' product may overflow */
+  int64_t outer = 1, inner = 1, c = x->dims[cd];
+  for (int d = 0; d < cd; d++) outer *= x->dims[d];
+  for (int d = cd + 1; d < x->ndims; d++) inner *= x->dims[d];
+  /* Blocks of rows between polls of the run. */
+  int64_t row = c * inner, step = row >= DFX_NN_POLL_WORK ? 1 : DFX_NN_POLL_WORK / row;
+  for (int64_t o = 0; o < outer; o += step) {
+    int64_t o1 = outer - o < step ? outer : o + step;
+    switch (t) {
+    case DFX_F32: bias_float(x->data, b->data, y->data, o, o1, c, inner); break;
+    case DFX_F64: bias_double(x->data, b->data, y->data, o, o1, c, inner); break;
+    case DFX_F16: bias_f16(x->data, b->data, y->data, o, o1, c, inner); break;
+    case DFX_BF16: bias_bf16(x->data, b->data, y->data, o, o1, c, inner); break;
 #define C(DT, T) \
-  case DT: bias_##T(x->data, b->data, y->data, outer, c, inner); break;
-    DFX_INT_TYPES(C)
+  case DT: bias_##T(x->data, b->data, y->data, o, o1, c, inner); break;
+      DFX_INT_TYPES(C)
 #undef C
-  default:
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op, dfx_dtype_name(t));
+    default: return DFX_EINTERNAL; /* the row's types string admits no other dtype */
+    }
+    dfx_code rc = dfx__kctx_poll(ctx);
+    if (rc != DFX_OK) return rc;
   }
   return DFX_OK;
 }
@@ -83,14 +92,19 @@ static dfx_code l2loss_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
   double s = 0;
-  if (t == DFX_F32) {
-    const float *p = x->data;
-    for (int64_t i = 0; i < x->count; i++) s += (double)p[i] * p[i];
-  } else {
-    for (int64_t i = 0; i < x->count; i++) {
-      double v = dfx__nn_load(x->data, t, i);
-      s += v * v;
+  for (int64_t i0 = 0; i0 < x->count; i0 += DFX_NN_POLL_WORK) {
+    int64_t i1 = x->count - i0 < DFX_NN_POLL_WORK ? x->count : i0 + DFX_NN_POLL_WORK;
+    if (t == DFX_F32) {
+      const float *p = x->data;
+      for (int64_t i = i0; i < i1; i++) s += (double)p[i] * p[i];
+    } else {
+      for (int64_t i = i0; i < i1; i++) {
+        double v = dfx__nn_load(x->data, t, i);
+        s += v * v;
+      }
     }
+    dfx_code rc = dfx__kctx_poll(ctx);
+    if (rc != DFX_OK) return rc;
   }
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, 0, NULL);
   if (!y) return DFX_ENOMEM;
@@ -100,20 +114,37 @@ static dfx_code l2loss_k(dfx_kctx *ctx) {
 
 /* ---- LRN: x / (bias + alpha * sum_{|d'-d|<=r} x[d']^2)^beta over the depth dim ---- */
 
+typedef struct lrn_attrs {
+  int64_t r;
+  double bias, alpha, beta;
+} lrn_attrs;
+
+/* TF's constructor check: depth_radius must fit an int (and be >= 0). */
+static dfx_code lrn_init(const dfx_node *n, void **state, dfx_status *st) {
+  int64_t r = dfx__attr_int(n, "depth_radius", 5);
+  if (r < 0 || r > INT32_MAX)
+    return dfx__status_set(st, DFX_EINVAL, "depth_radius = %lld must be in [0, %d]", (long long)r, INT32_MAX);
+  lrn_attrs *a = dfx__malloc(sizeof *a);
+  if (!a) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  *a = (lrn_attrs){r, dfx__attr_float(n, "bias", 1), dfx__attr_float(n, "alpha", 1), dfx__attr_float(n, "beta", 0.5f)};
+  *state = a;
+  return DFX_OK;
+}
+
+static void lrn_fini(void *state) { dfx__free(state); }
+
+/* The window is clamped to the depth, so a huge depth_radius costs depth^2
+ * per row at most (TF's band matrix does the same work). */
 static dfx_code lrn_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
+  const lrn_attrs *a = ctx->state;
   char b1[96];
   if (x->ndims != 4)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be 4-dimensional, got %s", DFX_SHAPE_STR(x, b1));
-  int64_t r = dfx__attr_int(ctx->node, "depth_radius", 5);
-  double bias = dfx__attr_float(ctx->node, "bias", 1), alpha = dfx__attr_float(ctx->node, "alpha", 1),
-         beta = dfx__attr_float(ctx->node, "beta", 0.5f);
-  if (r < 0 || r > INT32_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "depth_radius = %lld larger than int max",
-                                                    (long long)r);
   dfx_dtype t = (dfx_dtype)x->dtype;
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, t, 4, x->dims);
   if (!y) return DFX_ENOMEM;
-  int64_t depth = x->dims[3], rows = depth ? x->count / depth : 0;
+  int64_t depth = x->dims[3], rows = depth ? x->count / depth : 0, r = a->r, done = 0;
   for (int64_t row = 0; row < rows; row++) {
     int64_t base = row * depth;
     for (int64_t d = 0; d < depth; d++) {
@@ -124,17 +155,23 @@ static dfx_code lrn_k(dfx_kctx *ctx) {
         s += u * u;
       }
       double v = dfx__nn_load(x->data, t, base + d);
-      dfx__nn_store(y->data, t, base + d, v / pow(bias + alpha * s, beta));
+      dfx__nn_store(y->data, t, base + d, v / pow(a->bias + a->alpha * s, a->beta));
     }
+    int64_t w = r < depth ? 2 * r + 1 : depth;
+    dfx_code rc = dfx__nn_progress(ctx, &done, depth * w);
+    if (rc != DFX_OK) return rc;
   }
   return DFX_OK;
 }
 
+/* Real types; complex and quantized have no kernel. */
+#define REAL_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}"
+
 static const dfx_kernel_def kernels[] = {
-    {"BiasAdd", NULL, bias_k, DFX_KERNEL_CHEAP, bias_init, NULL},
-    {"BiasAddV1", NULL, bias_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"L2Loss", NULL, l2loss_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LRN", NULL, lrn_k, 0, NULL, NULL},
+    {"BiasAdd", REAL_T, bias_k, DFX_KERNEL_CHEAP, bias_init, NULL},
+    {"BiasAddV1", REAL_T, bias_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"L2Loss", "T: {" DFX_NN_FLOAT_T "}", l2loss_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LRN", "T: {half, bfloat16, float}", lrn_k, 0, lrn_init, lrn_fini},
     {NULL}};
 
 void dfx__kernels_nn_bias(dfx_registry *r);

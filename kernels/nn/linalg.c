@@ -2,7 +2,10 @@
  * MatrixDeterminant, LogMatrixDeterminant, Cholesky, MatrixSolve,
  * MatrixTriangularSolve, Svd, Lu, Qr, MatrixSolveLs. Every matrix of the
  * batch (leading dims) is copied into a row-major double buffer, solved there
- * and rounded back into T (float, double or half types). */
+ * and rounded back into T (float, double or half types; complex ones have no
+ * kernel). Scratch is sized from matrices of a non-empty batch, so each term
+ * is bounded by an input's or output's element count; kernels poll the run
+ * once per matrix. */
 #include <lapacke.h>
 #include <math.h>
 #include <string.h>
@@ -12,7 +15,6 @@
 #include "nn_util.h"
 
 #define LT "T: {double, float, half}"
-
 
 /* ---- helpers ---- */
 
@@ -61,10 +63,19 @@ static dfx_tensor *alloc_batched(dfx_kctx *ctx, int k, dfx_dtype t, int nd, int6
 }
 
 static double *work(dfx_kctx *ctx, int64_t count) {
-  double *w = dfx__malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
+  size_t bytes = dfx__mul_size((size_t)(count > 0 ? count : 1), sizeof(double));
+  if (bytes > dfx__tensor_limit()) {
+    dfx__kctx_fail(ctx, DFX_ELIMIT, "%s: scratch of %zu bytes exceeds the tensor size limit", ctx->node->op, bytes);
+    return NULL;
+  }
+  double *w = dfx__malloc(bytes);
   if (!w) dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   return w;
 }
+
+/* Between two matrices of a batch: go on, or stop for a cancelled run. */
+#define POLL_OR_STOP(rc) \
+  if ((rc = dfx__kctx_poll(ctx)) != DFX_OK) break
 
 /* ---- inverse, determinants, Cholesky, LU ---- */
 
@@ -76,10 +87,11 @@ static dfx_code inverse_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   lapack_int *ip = (lapack_int *)(a + n * n);
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch && rc == DFX_OK; b++) {
+    POLL_OR_STOP(rc);
     load_mat(ctx->in[0], b * n * n, n * n, a);
     if (adj) transpose(a, n);
     lapack_int info = LAPACKE_dgetrf(LAPACK_ROW_MAJOR, (lapack_int)n, (lapack_int)n, a, (lapack_int)n, ip);
@@ -99,10 +111,13 @@ static dfx_code det_common(dfx_kctx *ctx, bool logdet) {
   dfx_tensor *s = alloc_batched(ctx, 0, t, 0, 0, 0), *l = NULL;
   if (!s) return DFX_ENOMEM;
   if (logdet && !(l = alloc_batched(ctx, 1, t, 0, 0, 0))) return DFX_ENOMEM;
+  if (batch == 0) return DFX_OK;
   double *a = work(ctx, n * n + n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   lapack_int *ip = (lapack_int *)(a + n * n);
+  dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
+    POLL_OR_STOP(rc);
     double sign = 1, logabs = 0;
     if (n > 0) {
       load_mat(ctx->in[0], b * n * n, n * n, a);
@@ -123,7 +138,7 @@ static dfx_code det_common(dfx_kctx *ctx, bool logdet) {
     }
   }
   dfx__free(a);
-  return DFX_OK;
+  return rc;
 }
 
 static dfx_code det_k(dfx_kctx *ctx) { return det_common(ctx, false); }
@@ -136,9 +151,10 @@ static dfx_code cholesky_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch && rc == DFX_OK; b++) {
+    POLL_OR_STOP(rc);
     load_mat(ctx->in[0], b * n * n, n * n, a);
     if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, a, (lapack_int)n) != 0) {
       rc = dfx__kctx_fail(ctx, DFX_EINVAL, "Cholesky decomposition was not successful. The input might not be valid.");
@@ -162,10 +178,12 @@ static dfx_code lu_k(dfx_kctx *ctx) {
   if (!p) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + 2 * n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   lapack_int *ip = (lapack_int *)(a + n * n);
   int64_t *perm = (int64_t *)(a + n * n + n);
+  dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
+    POLL_OR_STOP(rc);
     load_mat(ctx->in[0], b * n * n, n * n, a);
     LAPACKE_dgetrf(LAPACK_ROW_MAJOR, (lapack_int)n, (lapack_int)n, a, (lapack_int)n, ip);
     for (int64_t i = 0; i < n; i++) perm[i] = i;
@@ -181,7 +199,7 @@ static dfx_code lu_k(dfx_kctx *ctx) {
     }
   }
   dfx__free(a);
-  return DFX_OK;
+  return rc;
 }
 
 /* ---- solves ---- */
@@ -217,11 +235,12 @@ static dfx_code solve_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + n * k + n);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *r = a + n * n;
   lapack_int *ip = (lapack_int *)(r + n * k);
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
+    POLL_OR_STOP(rc);
     load_mat(ctx->in[0], b * n * n, n * n, a);
     load_mat(ctx->in[1], b * n * k, n * k, r);
     if (adj) transpose(a, n);
@@ -246,9 +265,10 @@ static dfx_code trisolve_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   double *a = work(ctx, n * n + n * k);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *r = a + n * n;
-  for (int64_t b = 0; b < batch; b++) {
+  dfx_code rc = DFX_OK;
+  for (int64_t b = 0, done = 0; b < batch && rc == DFX_OK; b++) {
     load_mat(ctx->in[0], b * n * n, n * n, a);
     load_mat(ctx->in[1], b * n * k, n * k, r);
     /* Solving with A^T of a lower matrix is an upper solve on the transpose. */
@@ -257,7 +277,7 @@ static dfx_code trisolve_k(dfx_kctx *ctx) {
       transpose(a, n);
       lo = !lo;
     }
-    for (int64_t s = 0; s < n; s++) {
+    for (int64_t s = 0; s < n && rc == DFX_OK; s++) {
       int64_t i = lo ? s : n - 1 - s;
       double d = a[i * n + i];
       for (int64_t c = 0; c < k; c++) {
@@ -268,11 +288,12 @@ static dfx_code trisolve_k(dfx_kctx *ctx) {
           for (int64_t j = i + 1; j < n; j++) v -= a[i * n + j] * r[j * k + c];
         r[i * k + c] = v / d;
       }
+      rc = dfx__nn_progress(ctx, &done, (n + 1) * k);
     }
     store_mat(y, b * n * k, n * k, r);
   }
   dfx__free(a);
-  return DFX_OK;
+  return rc;
 }
 
 static dfx_code solve_ls_k(dfx_kctx *ctx) {
@@ -292,10 +313,11 @@ static dfx_code solve_ls_k(dfx_kctx *ctx) {
   if (y->count == 0) return DFX_OK;
   int64_t mx = m > n ? m : n, p = m < n ? m : n;
   double *a = work(ctx, m * n + mx * k + p * p + mx + p * k);
-  if (!a) return DFX_ENOMEM;
+  if (!a) return ctx->st->code;
   double *r = a + m * n, *g = r + mx * k, *sv = g + p * p, *tmp = sv + mx;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch && rc == DFX_OK; b++) {
+    POLL_OR_STOP(rc);
     load_mat(ctx->in[0], b * m * n, m * n, a);
     memset(r, 0, sizeof(double) * (size_t)(mx * k));
     load_mat(ctx->in[1], b * m * k, m * k, r);
@@ -381,11 +403,13 @@ static dfx_code svd_k(dfx_kctx *ctx) {
     }
     return DFX_OK;
   }
-  double *a = work(ctx, m * n + p + m * m + n * n + n * n);
-  if (!a) return DFX_ENOMEM;
-  double *sv = a + m * n, *uu = sv + p, *vt = uu + m * m, *vv = vt + n * n;
+  /* u is m x uc and v^T vc x n, as big as the outputs (not m x m). */
+  double *a = work(ctx, m * n + p + m * uc + 2 * vc * n);
+  if (!a) return ctx->st->code;
+  double *sv = a + m * n, *uu = sv + p, *vt = uu + m * uc, *vv = vt + vc * n;
   dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
+    POLL_OR_STOP(rc);
     load_mat(ctx->in[0], b * m * n, m * n, a);
     char job = !uv ? 'N' : full ? 'A' : 'S';
     lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, job, (lapack_int)m, (lapack_int)n, a, (lapack_int)n, sv, uu,
@@ -416,12 +440,14 @@ static dfx_code qr_k(dfx_kctx *ctx) {
   if (!q) return DFX_ENOMEM;
   if (!(r = alloc_batched(ctx, 1, t, 2, qc, n))) return DFX_ENOMEM;
   if (batch == 0) return DFX_OK;
-  int64_t wc = m > n ? m : n;
-  double *a = work(ctx, 2 * m * wc + p);
-  if (!a) return DFX_ENOMEM;
+  /* a is m x wc so Q (m x qc) fits in place; ld = wc; R is qc x n. */
+  int64_t wc = n > qc ? n : qc;
+  double *a = work(ctx, m * wc + p + qc * n);
+  if (!a) return ctx->st->code;
   double *tau = a + m * wc, *rr = tau + p;
+  dfx_code rc = DFX_OK;
   for (int64_t b = 0; b < batch; b++) {
-    /* a is m x wc so Q (m x m when full) fits in place; ld = wc. */
+    POLL_OR_STOP(rc);
     memset(a, 0, sizeof(double) * (size_t)(m * wc));
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) a[i * wc + j] = dfx__nn_load(ctx->in[0]->data, t, b * m * n + i * n + j);
@@ -440,20 +466,20 @@ static dfx_code qr_k(dfx_kctx *ctx) {
     }
   }
   dfx__free(a);
-  return DFX_OK;
+  return rc;
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"MatrixInverse", NULL, inverse_k, 0, NULL, NULL},
-    {"MatrixDeterminant", NULL, det_k, 0, NULL, NULL},
-    {"LogMatrixDeterminant", NULL, logdet_k, 0, NULL, NULL},
-    {"Cholesky", NULL, cholesky_k, 0, NULL, NULL},
-    {"MatrixSolve", NULL, solve_k, 0, NULL, NULL},
-    {"MatrixTriangularSolve", NULL, trisolve_k, 0, NULL, NULL},
-    {"Svd", NULL, svd_k, 0, NULL, NULL},
-    {"Lu", NULL, lu_k, 0, NULL, NULL},
-    {"Qr", NULL, qr_k, 0, NULL, NULL},
-    {"MatrixSolveLs", NULL, solve_ls_k, 0, NULL, NULL},
+    {"MatrixInverse", LT, inverse_k, 0, NULL, NULL},
+    {"MatrixDeterminant", LT, det_k, 0, NULL, NULL},
+    {"LogMatrixDeterminant", LT, logdet_k, 0, NULL, NULL},
+    {"Cholesky", LT, cholesky_k, 0, NULL, NULL},
+    {"MatrixSolve", LT, solve_k, 0, NULL, NULL},
+    {"MatrixTriangularSolve", "T: {bfloat16, double, float, half}", trisolve_k, 0, NULL, NULL},
+    {"Svd", LT, svd_k, 0, NULL, NULL},
+    {"Lu", LT "; output_idx_type: {int32, int64}", lu_k, 0, NULL, NULL},
+    {"Qr", LT, qr_k, 0, NULL, NULL},
+    {"MatrixSolveLs", LT, solve_ls_k, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_nn_linalg(dfx_registry *r);

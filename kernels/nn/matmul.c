@@ -1,37 +1,35 @@
 /* matmul.c - MatMul, BatchMatMul and BatchMatMulV2 (broadcast batch dims).
- * Row-major operands; float/double go to OpenBLAS gemm (one call per batch
- * matrix), half types are widened to float and use sgemm, integers use a
- * naive i-k-j loop with wrapping arithmetic. */
+ * Row-major operands; float/double/complex go to OpenBLAS gemm (one call per
+ * batch matrix), half types are widened to float and use sgemm, integers use
+ * a naive i-k-j loop with wrapping arithmetic. MatMul's transpose_a/b only
+ * transpose; BatchMatMul's adj_x/y conjugate complex operands too. */
 #include <cblas.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "kdispatch.h"
 #include "kernel.h"
-
+#include "nn_util.h"
 
 typedef struct mm_attrs {
   bool ta, tb;
+  bool conj; /* transposed operands are conjugated (adj_x/adj_y) */
 } mm_attrs;
 
-/* C[m,n] = op(A) op(B); op(A) is A[m,k] (lda k) or A^T with A[k,m] (lda m). */
-#define DEF_NAIVE(T)                                                                          \
-  static void naive_##T(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t k, bool ta, \
-                        bool tb) {                                                            \
-    for (int64_t i = 0; i < m * n; i++) c[i] = 0;                                             \
-    for (int64_t i = 0; i < m; i++) {                                                         \
-      T *ci = c + i * n;                                                                      \
-      for (int64_t p = 0; p < k; p++) {                                                       \
-        uint64_t av = (uint64_t)(ta ? a[p * m + i] : a[i * k + p]);                           \
-        if (!tb) {                                                                            \
-          const T *bp = b + p * n;                                                            \
-          for (int64_t j = 0; j < n; j++) ci[j] = (T)((uint64_t)ci[j] + av * (uint64_t)bp[j]); \
-        } else {                                                                              \
-          for (int64_t j = 0; j < n; j++)                                                     \
-            ci[j] = (T)((uint64_t)ci[j] + av * (uint64_t)b[j * k + p]);                       \
-        }                                                                                     \
-      }                                                                                       \
-    }                                                                                         \
+/* Row i of C[m,n] = op(A) op(B); op(A) is A[m,k] (lda k) or A^T with A[k,m] (lda m). */
+#define DEF_NAIVE(T)                                                                                  \
+  static void naive_##T(const T *a, const T *b, T *ci, int64_t i, int64_t m, int64_t n, int64_t k, bool ta, \
+                        bool tb) {                                                                    \
+    for (int64_t j = 0; j < n; j++) ci[j] = 0;                                                        \
+    for (int64_t p = 0; p < k; p++) {                                                                 \
+      uint64_t av = (uint64_t)(ta ? a[p * m + i] : a[i * k + p]);                                     \
+      if (!tb) {                                                                                      \
+        const T *bp = b + p * n;                                                                      \
+        for (int64_t j = 0; j < n; j++) ci[j] = (T)((uint64_t)ci[j] + av * (uint64_t)bp[j]);           \
+      } else {                                                                                        \
+        for (int64_t j = 0; j < n; j++) ci[j] = (T)((uint64_t)ci[j] + av * (uint64_t)b[j * k + p]);    \
+      }                                                                                               \
+    }                                                                                                 \
   }
 #define NAIVE_INT(DT, T) DEF_NAIVE(T)
 DFX_INT_TYPES(NAIVE_INT)
@@ -40,18 +38,29 @@ static void widen(const uint16_t *x, float *y, int64_t n, bool bf) {
   for (int64_t i = 0; i < n; i++) y[i] = bf ? dfx__bf16_to_f32(x[i]) : dfx__f16_to_f32(x[i]);
 }
 
-/* One matrix product; `tmp` holds (m*k + k*n + m*n) floats for half types. */
-static void gemm(dfx_dtype t, const void *a, const void *b, void *c, int64_t m, int64_t n, int64_t k, bool ta,
-                 bool tb, float *tmp) {
-  if (m == 0 || n == 0) return;
+/* One matrix product; `tmp` holds (m*k + k*n + m*n) floats for half types.
+ * Integer products poll the run every few rows (*done counts the work). */
+static dfx_code gemm(dfx_kctx *ctx, dfx_dtype t, const void *a, const void *b, void *c, int64_t m, int64_t n,
+                     int64_t k, const mm_attrs *s, float *tmp, int64_t *done) {
+  bool ta = s->ta, tb = s->tb;
+  if (m == 0 || n == 0) return DFX_OK;
   size_t es = dfx_dtype_size(t);
   if (k == 0) {
     memset(c, 0, (size_t)(m * n) * es);
-    return;
+    return dfx__nn_progress(ctx, done, m * n);
   }
-  enum CBLAS_TRANSPOSE tra = ta ? CblasTrans : CblasNoTrans, trb = tb ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tr = s->conj ? CblasConjTrans : CblasTrans;
+  enum CBLAS_TRANSPOSE tra = ta ? tr : CblasNoTrans, trb = tb ? tr : CblasNoTrans;
   int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
+  static const double one[2] = {1, 0}, zero[2] = {0, 0};
+  static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
   switch (t) {
+  case DFX_C64:
+    cblas_cgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, onef, a, lda, b, ldb, zerof, c, (int)n);
+    break;
+  case DFX_C128:
+    cblas_zgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, one, a, lda, b, ldb, zero, c, (int)n);
+    break;
   case DFX_F32:
     cblas_sgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, 0.0f, c, (int)n);
     break;
@@ -69,15 +78,23 @@ static void gemm(dfx_dtype t, const void *a, const void *b, void *c, int64_t m, 
     for (int64_t i = 0; i < m * n; i++) o[i] = bf ? dfx__f32_to_bf16(fc[i]) : dfx__f32_to_f16(fc[i]);
     break;
   }
-#define C(DT, T) \
-  case DT: naive_##T(a, b, c, m, n, k, ta, tb); break;
+#define C(DT, T)                                                           \
+  case DT:                                                                 \
+    for (int64_t i = 0; i < m; i++) {                                      \
+      naive_##T(a, b, (T *)c + i * n, i, m, n, k, ta, tb);                 \
+      dfx_code rc = dfx__nn_progress(ctx, done, n * k);                    \
+      if (rc != DFX_OK) return rc;                                         \
+    }                                                                      \
+    return DFX_OK;
     DFX_INT_TYPES(C)
 #undef C
   default: break;
   }
+  /* m*n is an output element count; times k it may pass int64: saturate. */
+  int64_t mn = m * n, work;
+  if (__builtin_mul_overflow(mn, k, &work)) work = INT64_MAX;
+  return dfx__nn_progress(ctx, done, work);
 }
-
-static bool mm_type_ok(dfx_dtype t) { return dfx__dtype_is_float(t) || dfx__dtype_is_int(t); }
 
 static dfx_code mm_init(const dfx_node *n, void **state, dfx_status *st) {
   mm_attrs *s = dfx__malloc(sizeof *s);
@@ -85,6 +102,7 @@ static dfx_code mm_init(const dfx_node *n, void **state, dfx_status *st) {
   bool v1 = strcmp(n->op, "MatMul") == 0;
   s->ta = dfx__attr_bool(n, v1 ? "transpose_a" : "adj_x", false);
   s->tb = dfx__attr_bool(n, v1 ? "transpose_b" : "adj_y", false);
+  s->conj = !v1;
   *state = s;
   return DFX_OK;
 }
@@ -97,8 +115,6 @@ static dfx_code batched(dfx_kctx *ctx, int nb, const int64_t *bx, const int64_t 
   const dfx_tensor *x = ctx->in[0], *y = ctx->in[1];
   const mm_attrs *s = ctx->state;
   dfx_dtype t = (dfx_dtype)x->dtype;
-  if (!mm_type_ok(t))
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op, dfx_dtype_name(t));
   int64_t xr = x->dims[x->ndims - 2], xc = x->dims[x->ndims - 1];
   int64_t yr = y->dims[y->ndims - 2], yc = y->dims[y->ndims - 1];
   int64_t m = s->ta ? xc : xr, k = s->ta ? xr : xc, k2 = s->tb ? yc : yr, n = s->tb ? yr : yc;
@@ -122,7 +138,12 @@ static dfx_code batched(dfx_kctx *ctx, int nb, const int64_t *bx, const int64_t 
   if (z->count == 0) return DFX_OK;
   float *tmp = NULL;
   if (t == DFX_F16 || t == DFX_BF16) {
-    tmp = dfx__malloc(sizeof(float) * (size_t)(m * k + k * n + m * n));
+    /* Each term is at most an operand's element count (the output is not empty). */
+    size_t bytes = dfx__mul_size((size_t)(m * k + k * n + m * n), sizeof(float));
+    if (bytes > dfx__tensor_limit())
+      return dfx__kctx_fail(ctx, DFX_ELIMIT, "%s: float scratch of %zu bytes exceeds the tensor size limit",
+                            ctx->node->op, bytes);
+    tmp = dfx__malloc(bytes);
     if (!tmp) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in %s", ctx->node->op);
   }
   size_t es = dfx_dtype_size(t);
@@ -139,9 +160,10 @@ static dfx_code batched(dfx_kctx *ctx, int nb, const int64_t *bx, const int64_t 
   int64_t cnt[DFX_MAX_DIMS] = {0}, ox = 0, oy = 0;
   const char *xd = x->data, *yd = y->data;
   char *zd = z->data;
-  for (int64_t bi = 0; bi < batches; bi++) {
-    gemm(t, xd + (size_t)(ox * xr * xc) * es, yd + (size_t)(oy * yr * yc) * es, zd + (size_t)(bi * m * n) * es,
-         m, n, k, s->ta, s->tb, tmp);
+  dfx_code rc = DFX_OK;
+  for (int64_t bi = 0, done = 0; bi < batches && rc == DFX_OK; bi++) {
+    rc = gemm(ctx, t, xd + (size_t)(ox * xr * xc) * es, yd + (size_t)(oy * yr * yc) * es,
+              zd + (size_t)(bi * m * n) * es, m, n, k, s, tmp, &done);
     for (int i = nb - 1; i >= 0; i--) {
       ox += sx[i];
       oy += sy[i];
@@ -152,7 +174,7 @@ static dfx_code batched(dfx_kctx *ctx, int nb, const int64_t *bx, const int64_t 
     }
   }
   dfx__free(tmp);
-  return DFX_OK;
+  return rc;
 }
 
 static dfx_code matmul_k(dfx_kctx *ctx) {
@@ -196,10 +218,12 @@ static dfx_code bmm_common(dfx_kctx *ctx, bool v2) {
 static dfx_code bmm_k(dfx_kctx *ctx) { return bmm_common(ctx, false); }
 static dfx_code bmm2_k(dfx_kctx *ctx) { return bmm_common(ctx, true); }
 
+/* Every dtype TF allows for each op. */
+#define MM_T "T: {" DFX_NN_FLOAT_T ", complex64, complex128, "
 static const dfx_kernel_def kernels[] = {
-    {"MatMul", NULL, matmul_k, 0, mm_init, mm_fini},
-    {"BatchMatMul", NULL, bmm_k, 0, mm_init, mm_fini},
-    {"BatchMatMulV2", NULL, bmm2_k, 0, mm_init, mm_fini},
+    {"MatMul", MM_T "int32, int64, uint8, uint16, uint32, uint64}", matmul_k, 0, mm_init, mm_fini},
+    {"BatchMatMul", MM_T "int32, int64}", bmm_k, 0, mm_init, mm_fini},
+    {"BatchMatMulV2", MM_T "int16, int32, int64, uint8, uint16, uint32, uint64}", bmm2_k, 0, mm_init, mm_fini},
     {NULL}};
 
 void dfx__kernels_nn_matmul(dfx_registry *r);

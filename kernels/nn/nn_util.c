@@ -64,3 +64,12 @@ void dfx__nn_store(void *data, dfx_dtype t, int64_t i, double v) {
   default: break;
   }
 }
+
+void dfx__nn_store_index(void *data, dfx_dtype t, int64_t i, int64_t v) {
+  switch (t) {
+  case DFX_I16: ((int16_t *)data)[i] = (int16_t)v; break;
+  case DFX_U16: ((uint16_t *)data)[i] = (uint16_t)v; break;
+  case DFX_I32: ((int32_t *)data)[i] = (int32_t)v; break;
+  default: ((int64_t *)data)[i] = v; break;
+  }
+}

@@ -1,5 +1,6 @@
 /* nn_util.h - helpers shared by the nn kernel files: axis parsing, integer
- * limits and element loads/stores through float for the half types. */
+ * limits, element loads/stores through float for the half types, index
+ * stores, cancellation polling and the dtype sets of the kernel rows. */
 #ifndef DFX_NN_UTIL_H
 #define DFX_NN_UTIL_H
 
@@ -7,6 +8,10 @@
 #include <stdint.h>
 
 #include "kernel.h"
+
+/* Dtype sets for the rows' types strings ("T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}"). */
+#define DFX_NN_FLOAT_T "half, bfloat16, float, double"
+#define DFX_NN_INT_T "int8, int16, int32, int64, uint8, uint16, uint32, uint64"
 
 /* Reads the int32/int64 axes tensor ctx->in[i] (any shape, flattened) and
  * marks the reduced dims of a rank-`rank` input; TF's errors for out-of-range
@@ -18,5 +23,19 @@ void dfx__nn_int_limits(dfx_dtype t, int64_t *lo, int64_t *hi);
 double dfx__nn_load(const void *data, dfx_dtype t, int64_t i);
 /* Stores v into element i, rounding to nearest even for the half types. */
 void dfx__nn_store(void *data, dfx_dtype t, int64_t i, double v);
+/* Stores index v into element i of an int16/uint16/int32/int64 tensor,
+ * truncating like TF's cast to the index type. */
+void dfx__nn_store_index(void *data, dfx_dtype t, int64_t i, int64_t v);
+
+/* Work units between two polls of the run (dfx__kctx_poll). */
+#define DFX_NN_POLL_WORK ((int64_t)1 << 20)
+
+/* Adds `work` units to *done and polls the run once they pass DFX_NN_POLL_WORK:
+ * DFX_OK to go on, or the code to return at once. */
+static inline dfx_code dfx__nn_progress(dfx_kctx *ctx, int64_t *done, int64_t work) {
+  if ((*done += work) < DFX_NN_POLL_WORK) return DFX_OK;
+  *done = 0;
+  return dfx__kctx_poll(ctx);
+}
 
 #endif

@@ -11,9 +11,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-#define RIDX_ATTRS "keep_dims: bool = false; T: type; Tidx: {int32, int64} = int32"
-
-
 typedef enum rop { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_EUCLID, R_ALL, R_ANY } rop;
 
 /* Collapsed iteration plan: groups of dims, the last one innermost. */
@@ -25,30 +22,37 @@ typedef struct walk {
 } walk;
 
 /* Walks x in row-major order; the inner group either reduces a contiguous row
- * into one accumulator or combines a contiguous row into contiguous ones. */
-#define DEF_WALK(NAME, T, ACC, LOAD, COMB)                                     \
-  static void NAME(const T *x, ACC *acc, const walk *w) {                      \
-    int64_t cnt[DFX_MAX_DIMS] = {0}, inner = w->n[w->ng - 1], off = 0;         \
-    bool ired = w->red[w->ng - 1];                                             \
-    for (;;) {                                                                 \
-      if (ired) {                                                              \
-        ACC a = acc[off];                                                      \
-        for (int64_t j = 0; j < inner; j++) a = COMB(a, LOAD(x[j]));           \
-        acc[off] = a;                                                          \
-      } else {                                                                 \
-        ACC *o = acc + off;                                                    \
-        for (int64_t j = 0; j < inner; j++) o[j] = COMB(o[j], LOAD(x[j]));     \
-      }                                                                        \
-      x += inner;                                                              \
-      int g = w->ng - 2;                                                       \
-      for (; g >= 0; g--) {                                                    \
-        off += w->ostride[g];                                                  \
-        if (++cnt[g] < w->n[g]) break;                                         \
-        off -= w->ostride[g] * w->n[g];                                        \
-        cnt[g] = 0;                                                            \
-      }                                                                        \
-      if (g < 0) return;                                                       \
-    }                                                                          \
+ * into one accumulator or combines a contiguous row into contiguous ones.
+ * Rows go in chunks of at most DFX_NN_POLL_WORK elements, so even one long row
+ * polls the run. */
+#define DEF_WALK(NAME, T, ACC, LOAD, COMB)                                       \
+  static dfx_code NAME(dfx_kctx *ctx, const T *x, ACC *acc, const walk *w) {     \
+    int64_t cnt[DFX_MAX_DIMS] = {0}, inner = w->n[w->ng - 1], off = 0, done = 0; \
+    bool ired = w->red[w->ng - 1];                                               \
+    for (;;) {                                                                   \
+      for (int64_t j0 = 0; j0 < inner; j0 += DFX_NN_POLL_WORK) {                     \
+        int64_t j1 = inner - j0 < DFX_NN_POLL_WORK ? inner : j0 + DFX_NN_POLL_WORK;      \
+        if (ired) {                                                              \
+          ACC a = acc[off];                                                      \
+          for (int64_t j = j0; j < j1; j++) a = COMB(a, LOAD(x[j]));             \
+          acc[off] = a;                                                          \
+        } else {                                                                 \
+          ACC *o = acc + off;                                                    \
+          for (int64_t j = j0; j < j1; j++) o[j] = COMB(o[j], LOAD(x[j]));       \
+        }                                                                        \
+        dfx_code rc = dfx__nn_progress(ctx, &done, j1 - j0);                     \
+        if (rc != DFX_OK) return rc;                                             \
+      }                                                                          \
+      x += inner;                                                                \
+      int g = w->ng - 2;                                                         \
+      for (; g >= 0; g--) {                                                      \
+        off += w->ostride[g];                                                    \
+        if (++cnt[g] < w->n[g]) break;                                           \
+        off -= w->ostride[g] * w->n[g];                                          \
+        cnt[g] = 0;                                                              \
+      }                                                                          \
+      if (g < 0) return DFX_OK;                                                  \
+    }                                                                            \
   }
 
 #define LD(v) (v)
@@ -91,11 +95,6 @@ FLT_WALKS(bf16, uint16_t, LD_BF16)
 DEF_WALK(all_b, uint8_t, uint8_t, LD, C_AND)
 DEF_WALK(any_b, uint8_t, uint8_t, LD, C_OR)
 
-static bool type_ok(rop op, dfx_dtype t) {
-  if (op == R_ALL || op == R_ANY) return t == DFX_BOOL;
-  return dfx__dtype_is_int(t) || dfx__dtype_is_float(t);
-}
-
 /* Seeds the accumulators with the reduction's identity. */
 static void seed(rop op, dfx_dtype t, void *acc, int64_t n) {
   if (op == R_ALL || op == R_ANY) {
@@ -118,29 +117,26 @@ static void seed(rop op, dfx_dtype t, void *acc, int64_t n) {
   for (int64_t i = 0; i < n; i++) ((uint64_t *)acc)[i] = v;
 }
 
-static void run_walk(rop op, dfx_dtype t, const void *x, void *acc, const walk *w) {
+static dfx_code run_walk(dfx_kctx *ctx, rop op, dfx_dtype t, const void *x, void *acc, const walk *w) {
 #define W(NM, CT)                                                        \
   switch (op) {                                                          \
-  case R_SUM: case R_MEAN: sum_##NM((const CT *)x, acc, w); break;       \
-  case R_PROD: prod_##NM((const CT *)x, acc, w); break;                  \
-  case R_EUCLID: sq_##NM((const CT *)x, acc, w); break;                  \
-  case R_MAX: max_##NM((const CT *)x, acc, w); break;                    \
-  case R_MIN: min_##NM((const CT *)x, acc, w); break;                    \
-  default: break;                                                        \
+  case R_SUM: case R_MEAN: return sum_##NM(ctx, (const CT *)x, acc, w);  \
+  case R_PROD: return prod_##NM(ctx, (const CT *)x, acc, w);             \
+  case R_EUCLID: return sq_##NM(ctx, (const CT *)x, acc, w);             \
+  case R_MAX: return max_##NM(ctx, (const CT *)x, acc, w);               \
+  case R_MIN: return min_##NM(ctx, (const CT *)x, acc, w);               \
+  default: return DFX_EINTERNAL;                                         \
   }
   switch (t) {
-#define IC(DT, T) case DT: W(T, T) break;
+#define IC(DT, T) case DT: W(T, T)
     DFX_INT_TYPES(IC)
 #undef IC
-  case DFX_F32: W(float, float) break;
-  case DFX_F64: W(double, double) break;
-  case DFX_F16: W(f16, uint16_t) break;
-  case DFX_BF16: W(bf16, uint16_t) break;
-  case DFX_BOOL:
-    if (op == R_ALL) all_b(x, acc, w);
-    else any_b(x, acc, w);
-    break;
-  default: break;
+  case DFX_F32: W(float, float)
+  case DFX_F64: W(double, double)
+  case DFX_F16: W(f16, uint16_t)
+  case DFX_BF16: W(bf16, uint16_t)
+  case DFX_BOOL: return op == R_ALL ? all_b(ctx, x, acc, w) : any_b(ctx, x, acc, w);
+  default: return DFX_EINTERNAL;
   }
 #undef W
 }
@@ -166,17 +162,21 @@ static void finish(rop op, dfx_dtype t, const void *accv, void *out, int64_t n, 
     }
     return;
   }
+  /* TF's integer Mean divides the 64-bit sum (wrapped only for 64-bit T),
+   * EuclideanNorm takes the root of the sum wrapped to T. */
   const uint64_t *a = accv;
+  bool sgn = dfx__dtype_is_signed(t);
   switch (t) {
-#define IC(DT, T)                                                                 \
-  case DT:                                                                        \
-    for (int64_t i = 0; i < n; i++) {                                             \
-      T v = (T)a[i];                                                              \
-      if (op == R_MEAN && rcount > 0)                                               \
-        v = dfx__dtype_is_signed(t) ? (T)((int64_t)v / rcount) : (T)((uint64_t)v / (uint64_t)rcount); \
-      else if (op == R_EUCLID) v = (T)sqrt((double)v);                            \
-      ((T *)out)[i] = v;                                                          \
-    }                                                                             \
+#define IC(DT, T)                                                                                  \
+  case DT:                                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T v = (T)a[i];                                                                               \
+      if (op == R_MEAN && rcount > 0)                                                              \
+        v = sgn ? (T)((int64_t)a[i] / rcount) : (T)(a[i] / (uint64_t)rcount);                      \
+      else if (op == R_EUCLID)                                                                     \
+        v = (T)sqrt((double)v);                                                                    \
+      ((T *)out)[i] = v;                                                                           \
+    }                                                                                              \
     break;
     DFX_INT_TYPES(IC)
 #undef IC
@@ -188,17 +188,17 @@ static dfx_code reduce_run(dfx_kctx *ctx, rop op) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
   bool keep = (intptr_t)ctx->state != 0;
-  if (!type_ok(op, t))
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op, dfx_dtype_name(t));
   bool red[DFX_MAX_DIMS] = {0};
   dfx_code c = dfx__nn_axes_mask(ctx, 1, x->ndims, red);
   if (c != DFX_OK) return c;
   int64_t odims[DFX_MAX_DIMS];
   int ond = 0;
-  int64_t rcount = 1;
+  /* An empty input may have dims whose product overflows: when the output
+   * is not empty, its zero dim is a reduced one and rcount is 0. */
+  int64_t rcount = x->count > 0;
   for (int d = 0; d < x->ndims; d++) {
     if (red[d]) {
-      rcount *= x->dims[d];
+      rcount *= x->count > 0 ? x->dims[d] : 1;
       if (keep) odims[ond++] = 1;
     } else {
       odims[ond++] = x->dims[d];
@@ -213,6 +213,7 @@ static dfx_code reduce_run(dfx_kctx *ctx, rop op) {
   void *acc = n <= 64 ? (void *)small : dfx__malloc(dfx__mul_size((size_t)n, esz));
   if (!acc) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in %s", ctx->node->op);
   seed(op, t, acc, n);
+  c = DFX_OK;
   if (x->count > 0) {
     walk w = {0};
     for (int d = 0; d < x->ndims; d++) {
@@ -230,11 +231,11 @@ static dfx_code reduce_run(dfx_kctx *ctx, rop op) {
       w.ostride[g] = w.red[g] ? 0 : s;
       if (!w.red[g]) s *= w.n[g];
     }
-    run_walk(op, t, x->data, acc, &w);
+    c = run_walk(ctx, op, t, x->data, acc, &w);
   }
-  finish(op, t, acc, y->data, n, rcount);
+  if (c == DFX_OK) finish(op, t, acc, y->data, n, rcount);
   if (acc != small) dfx__free(acc);
-  return DFX_OK;
+  return c;
 }
 
 static dfx_code keep_init(const dfx_node *n, void **state, dfx_status *st) {
@@ -252,15 +253,18 @@ static dfx_code euclid_k(dfx_kctx *ctx) { return reduce_run(ctx, R_EUCLID); }
 static dfx_code all_k(dfx_kctx *ctx) { return reduce_run(ctx, R_ALL); }
 static dfx_code any_k(dfx_kctx *ctx) { return reduce_run(ctx, R_ANY); }
 
+/* Real types only: complex and quantized inputs have no kernel. */
+#define REAL_TIDX "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}; Tidx: {int32, int64}"
+
 static const dfx_kernel_def kernels[] = {
-    {"Sum", NULL, sum_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Mean", NULL, mean_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Prod", NULL, prod_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Max", NULL, max_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Min", NULL, min_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"EuclideanNorm", NULL, euclid_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"All", NULL, all_k, DFX_KERNEL_CHEAP, keep_init, NULL},
-    {"Any", NULL, any_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Sum", REAL_TIDX, sum_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Mean", REAL_TIDX, mean_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Prod", REAL_TIDX, prod_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Max", REAL_TIDX, max_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Min", REAL_TIDX, min_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"EuclideanNorm", REAL_TIDX, euclid_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"All", "Tidx: {int32, int64}", all_k, DFX_KERNEL_CHEAP, keep_init, NULL},
+    {"Any", "Tidx: {int32, int64}", any_k, DFX_KERNEL_CHEAP, keep_init, NULL},
     {NULL}};
 
 void dfx__kernels_nn_reduce(dfx_registry *r);

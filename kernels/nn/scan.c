@@ -1,31 +1,28 @@
 /* scan.c - single-axis ops over an [outer, n, inner] view: ArgMax, ArgMin,
  * Cumsum and Cumprod. Ties in ArgMax/ArgMin go to the lowest index; scans
  * accumulate in double (floats) or wrapping 64-bit integers. */
-#include <string.h>
-
-#include "alloc.h"
 #include "kdispatch.h"
 #include "kernel.h"
 #include "nn_util.h"
 
-
-/* Reads the scalar axis input i and splits x into outer/n/inner. */
+/* Reads the scalar axis input i (any integer dtype) and splits x into
+ * outer/n/inner; outer and inner are 0 for an empty x, whose other dims'
+ * product may overflow. */
 static dfx_code split_axis(dfx_kctx *ctx, const char *who, int64_t *outer, int64_t *n, int64_t *inner, int *axis) {
   const dfx_tensor *x = ctx->in[0], *a = ctx->in[1];
   char buf[96];
   if (a->ndims != 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "%s must be a scalar, but received tensor of shape: %s", who,
                           DFX_SHAPE_STR(a, buf));
-  int64_t v = a->dtype == DFX_I64 ? *(const int64_t *)a->data : *(const int32_t *)a->data;
+  int64_t v = dfx__tensor_get_i64(a, 0);
   int r = x->ndims;
   if (v < -r || v >= r)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected %s in the range [%d, %d), but got %lld",
                           who[0] == 'd' ? "dimension" : "scan axis", -r, r, (long long)v);
   int ax = (int)(v < 0 ? v + r : v);
-  *outer = 1;
-  *inner = 1;
-  for (int d = 0; d < ax; d++) *outer *= x->dims[d];
-  for (int d = ax + 1; d < r; d++) *inner *= x->dims[d];
+  *outer = *inner = x->count > 0;
+  for (int d = 0; d < ax && x->count > 0; d++) *outer *= x->dims[d];
+  for (int d = ax + 1; d < r && x->count > 0; d++) *inner *= x->dims[d];
   *n = x->dims[ax];
   *axis = ax;
   return DFX_OK;
@@ -36,9 +33,12 @@ static dfx_code split_axis(dfx_kctx *ctx, const char *who, int64_t *outer, int64
 #define LDN(v) (v)
 #define LDH(v) dfx__f16_to_f32(v)
 #define LDB(v) dfx__bf16_to_f32(v)
-#define DEF_ARG(NM, T, CT, L)                                                                   \
-  static void arg_##NM(const T *x, int64_t outer, int64_t n, int64_t inner, bool mx,          \
-                       int64_t *idx) {                                                        \
+/* Index of the first max (min) along n for each (outer, inner), stored as
+ * the output's index dtype; polls the run once per outer row. */
+#define DEF_ARG(NM, T, CT, L)                                                                 \
+  static dfx_code arg_##NM(dfx_kctx *ctx, const T *x, int64_t outer, int64_t n, int64_t inner, bool mx, \
+                           void *out, dfx_dtype ot) {                                         \
+    int64_t done = 0;                                                                         \
     for (int64_t o = 0; o < outer; o++) {                                                     \
       const T *xo = x + o * n * inner;                                                        \
       for (int64_t i = 0; i < inner; i++) {                                                   \
@@ -51,9 +51,12 @@ static dfx_code split_axis(dfx_kctx *ctx, const char *who, int64_t *outer, int64
             bi = k;                                                                           \
           }                                                                                   \
         }                                                                                     \
-        idx[o * inner + i] = bi;                                                              \
+        dfx__nn_store_index(out, ot, o * inner + i, bi);                                      \
       }                                                                                       \
+      dfx_code rc = dfx__nn_progress(ctx, &done, n * inner);                                  \
+      if (rc != DFX_OK) return rc;                                                            \
     }                                                                                         \
+    return DFX_OK;                                                                            \
   }
 #define ARG_REAL(DT, T) DEF_ARG(T, T, T, LDN)
 DFX_REAL_TYPES(ARG_REAL)
@@ -78,28 +81,16 @@ static dfx_code arg_run(dfx_kctx *ctx, bool mx) {
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, ot, ond, od);
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
-  int64_t *idx = ot == DFX_I64 ? (int64_t *)y->data : NULL;
-  int64_t tmp[64];
-  if (!idx) idx = y->count <= 64 ? tmp : dfx__malloc(sizeof(int64_t) * (size_t)y->count);
-  if (!idx) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   switch ((dfx_dtype)x->dtype) {
 #define C(DT, T) \
-  case DT: arg_##T(x->data, outer, n, inner, mx, idx); break;
+  case DT: return arg_##T(ctx, x->data, outer, n, inner, mx, y->data, ot);
     DFX_REAL_TYPES(C)
 #undef C
-  case DFX_F16: arg_f16(x->data, outer, n, inner, mx, idx); break;
-  case DFX_BF16: arg_bf16(x->data, outer, n, inner, mx, idx); break;
-  case DFX_BOOL: arg_bool(x->data, outer, n, inner, mx, idx); break;
-  default:
-    if (idx != tmp && idx != y->data) dfx__free(idx);
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op,
-                          dfx_dtype_name((dfx_dtype)x->dtype));
+  case DFX_F16: return arg_f16(ctx, x->data, outer, n, inner, mx, y->data, ot);
+  case DFX_BF16: return arg_bf16(ctx, x->data, outer, n, inner, mx, y->data, ot);
+  case DFX_BOOL: return arg_bool(ctx, x->data, outer, n, inner, mx, y->data, ot);
+  default: return DFX_EINTERNAL; /* the row's types string admits no other dtype */
   }
-  if (idx != y->data) {
-    for (int64_t i = 0; i < y->count; i++) ((int32_t *)y->data)[i] = (int32_t)idx[i];
-    if (idx != tmp) dfx__free(idx);
-  }
-  return DFX_OK;
 }
 
 static dfx_code argmax_k(dfx_kctx *ctx) { return arg_run(ctx, true); }
@@ -108,9 +99,10 @@ static dfx_code argmin_k(dfx_kctx *ctx) { return arg_run(ctx, false); }
 /* ---- Cumsum / Cumprod ---- */
 
 #define DEF_SCAN(NM, T, ACC, L, ST)                                                           \
-  static void scan_##NM(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, bool prod, \
-                        bool excl, bool rev) {                                                \
-    for (int64_t o = 0; o < outer; o++)                                                       \
+  static dfx_code scan_##NM(dfx_kctx *ctx, const T *x, T *y, int64_t outer, int64_t n, int64_t inner, \
+                            bool prod, bool excl, bool rev) {                                 \
+    int64_t done = 0;                                                                         \
+    for (int64_t o = 0; o < outer; o++) {                                                     \
       for (int64_t i = 0; i < inner; i++) {                                                   \
         const T *xo = x + o * n * inner + i;                                                  \
         T *yo = y + o * n * inner + i;                                                        \
@@ -127,6 +119,10 @@ static dfx_code argmin_k(dfx_kctx *ctx) { return arg_run(ctx, false); }
           }                                                                                   \
         }                                                                                     \
       }                                                                                       \
+      dfx_code rc = dfx__nn_progress(ctx, &done, n * inner);                                  \
+      if (rc != DFX_OK) return rc;                                                            \
+    }                                                                                         \
+    return DFX_OK;                                                                            \
   }
 #define STI(a) (__typeof__(*y))(a)
 #define STH(a) dfx__f32_to_f16((float)(a))
@@ -149,28 +145,30 @@ static dfx_code scan_run(dfx_kctx *ctx, bool prod) {
   if (!y) return DFX_ENOMEM;
   switch ((dfx_dtype)x->dtype) {
 #define C(DT, T) \
-  case DT: scan_##T(x->data, y->data, outer, n, inner, prod, excl, rev); break;
+  case DT: return scan_##T(ctx, x->data, y->data, outer, n, inner, prod, excl, rev);
     DFX_INT_TYPES(C)
 #undef C
-  case DFX_F32: scan_float(x->data, y->data, outer, n, inner, prod, excl, rev); break;
-  case DFX_F64: scan_double(x->data, y->data, outer, n, inner, prod, excl, rev); break;
-  case DFX_F16: scan_f16(x->data, y->data, outer, n, inner, prod, excl, rev); break;
-  case DFX_BF16: scan_bf16(x->data, y->data, outer, n, inner, prod, excl, rev); break;
-  default:
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op,
-                          dfx_dtype_name((dfx_dtype)x->dtype));
+  case DFX_F32: return scan_float(ctx, x->data, y->data, outer, n, inner, prod, excl, rev);
+  case DFX_F64: return scan_double(ctx, x->data, y->data, outer, n, inner, prod, excl, rev);
+  case DFX_F16: return scan_f16(ctx, x->data, y->data, outer, n, inner, prod, excl, rev);
+  case DFX_BF16: return scan_bf16(ctx, x->data, y->data, outer, n, inner, prod, excl, rev);
+  default: return DFX_EINTERNAL; /* the row's types string admits no other dtype */
   }
-  return DFX_OK;
 }
 
 static dfx_code cumsum_k(dfx_kctx *ctx) { return scan_run(ctx, false); }
 static dfx_code cumprod_k(dfx_kctx *ctx) { return scan_run(ctx, true); }
 
+/* Real types (and bool for the arg ops); complex and quantized have no kernel. */
+#define ARG_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T ", bool}"
+#define SCAN_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}; Tidx: {int32, int64}"
+
 static const dfx_kernel_def kernels[] = {
-    {"ArgMax", NULL, argmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ArgMin", NULL, argmin_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cumsum", NULL, cumsum_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cumprod", NULL, cumprod_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ArgMax", ARG_T "; Tidx: {int16, int32, int64}; output_type: {int16, uint16, int32, int64}", argmax_k,
+     DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ArgMin", ARG_T "; Tidx: {int32, int64}; output_type: {int32, int64}", argmin_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cumsum", SCAN_T, cumsum_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cumprod", SCAN_T, cumprod_k, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_nn_scan(dfx_registry *r);

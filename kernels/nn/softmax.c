@@ -9,9 +9,6 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-#define FLOATS "T: {half, bfloat16, float, double}"
-
-
 /* Loads n elements starting at element off into buf; returns their max. */
 static double load_row(const dfx_tensor *x, int64_t off, int64_t n, double *buf) {
   double mx = -INFINITY;
@@ -61,13 +58,15 @@ static dfx_code softmax_common(dfx_kctx *ctx, bool log_out) {
   double stack[256];
   double *buf = n <= 256 ? stack : dfx__malloc(sizeof(double) * (size_t)n);
   if (!buf) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  for (int64_t r = 0; r < rows; r++) {
+  dfx_code rc = DFX_OK;
+  for (int64_t r = 0, done = 0; r < rows && rc == DFX_OK; r++) {
     double mx = load_row(x, r * n, n, buf);
     softmax_row(buf, n, mx, log_out);
     store_row(y, r * n, n, buf);
+    rc = dfx__nn_progress(ctx, &done, n);
   }
   if (buf != stack) dfx__free(buf);
-  return DFX_OK;
+  return rc;
 }
 
 static dfx_code softmax_k(dfx_kctx *ctx) { return softmax_common(ctx, false); }
@@ -88,7 +87,8 @@ static dfx_code xent_rows(dfx_kctx *ctx, int64_t b, int64_t n, int64_t fstride_r
   if (b == 0) return DFX_OK;
   double *buf = dfx__malloc(sizeof(double) * (size_t)(n ? n : 1));
   if (!buf) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  for (int64_t r = 0; r < b; r++) {
+  dfx_code rc = DFX_OK;
+  for (int64_t r = 0, done = 0; r < b && rc == DFX_OK; r++) {
     double mx = -INFINITY;
     for (int64_t j = 0; j < n; j++) {
       buf[j] = dfx__nn_load(f->data, t, r * fstride_r + j * fstride_c);
@@ -105,9 +105,10 @@ static dfx_code xent_rows(dfx_kctx *ctx, int64_t b, int64_t n, int64_t fstride_r
       dfx__nn_store(bp->data, t, r * n + j, exp(lp) - lab);
     }
     dfx__nn_store(loss->data, t, r, l);
+    rc = dfx__nn_progress(ctx, &done, n + 1);
   }
   dfx__free(buf);
-  return DFX_OK;
+  return rc;
 }
 
 static dfx_code xent_k(dfx_kctx *ctx) {
@@ -168,10 +169,11 @@ static dfx_code sparse_xent_k(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Softmax", NULL, softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LogSoftmax", NULL, log_softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SoftmaxCrossEntropyWithLogits", NULL, xent_k, 0, NULL, NULL},
-    {"SparseSoftmaxCrossEntropyWithLogits", NULL, sparse_xent_k, 0, NULL, NULL},
+    {"Softmax", "T: {" DFX_NN_FLOAT_T "}", softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LogSoftmax", "T: {" DFX_NN_FLOAT_T "}", log_softmax_k, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SoftmaxCrossEntropyWithLogits", "T: {" DFX_NN_FLOAT_T "}", xent_k, 0, NULL, NULL},
+    {"SparseSoftmaxCrossEntropyWithLogits", "T: {" DFX_NN_FLOAT_T "}; Tlabels: {int32, int64}", sparse_xent_k, 0, NULL,
+     NULL},
     {NULL}};
 
 void dfx__kernels_nn_softmax(dfx_registry *r);

@@ -1,7 +1,8 @@
 /* topk.c - TopKV2, InTopKV2 and NthElement over the last dimension.
- * Rows are ordered by a stable merge sort of column indices on values read as
- * double, so equal values keep the lower index first; TopKV2 with
- * sorted=false keeps TensorFlow's heap order instead. */
+ * Rows are ordered by a stable merge sort of column indices on an exact
+ * order-preserving 64-bit key per value, so equal values keep the lower
+ * index first; TopKV2 with sorted=false keeps TensorFlow's heap order
+ * instead. */
 #include <math.h>
 #include <string.h>
 
@@ -9,16 +10,15 @@
 #include "kernel.h"
 #include "nn_util.h"
 
-
 /* Stable sort of idx[0..n) by key descending (desc) or ascending. */
-static void msort(int64_t *idx, int64_t *tmp, int64_t n, const double *key, bool desc) {
+static void msort(int64_t *idx, int64_t *tmp, int64_t n, const uint64_t *key, bool desc) {
   if (n < 2) return;
   int64_t h = n / 2;
   msort(idx, tmp, h, key, desc);
   msort(idx + h, tmp, n - h, key, desc);
   int64_t i = 0, j = h, o = 0;
   while (i < h && j < n) {
-    double a = key[idx[i]], b = key[idx[j]];
+    uint64_t a = key[idx[i]], b = key[idx[j]];
     bool take_right = desc ? b > a : b < a;
     tmp[o++] = take_right ? idx[j++] : idx[i++];
   }
@@ -33,13 +33,13 @@ static void msort(int64_t *idx, int64_t *tmp, int64_t n, const double *key, bool
  * stable comparison and the heap operations follow the C++ standard
  * library's make_heap / push_heap / pop_heap step for step. */
 
-static bool greater(const double *key, int64_t a, int64_t b) {
+static bool greater(const uint64_t *key, int64_t a, int64_t b) {
   if (key[b] < key[a]) return true;
   if (key[b] > key[a]) return false;
   return a < b;
 }
 
-static void heap_push_up(int64_t *h, int64_t hole, int64_t top, int64_t v, const double *key) {
+static void heap_push_up(int64_t *h, int64_t hole, int64_t top, int64_t v, const uint64_t *key) {
   int64_t parent = (hole - 1) / 2;
   while (hole > top && greater(key, h[parent], v)) {
     h[hole] = h[parent];
@@ -49,7 +49,7 @@ static void heap_push_up(int64_t *h, int64_t hole, int64_t top, int64_t v, const
   h[hole] = v;
 }
 
-static void heap_adjust(int64_t *h, int64_t hole, int64_t len, int64_t v, const double *key) {
+static void heap_adjust(int64_t *h, int64_t hole, int64_t len, int64_t v, const uint64_t *key) {
   int64_t top = hole, child = hole;
   while (child < (len - 1) / 2) {
     child = 2 * (child + 1);
@@ -65,7 +65,7 @@ static void heap_adjust(int64_t *h, int64_t hole, int64_t len, int64_t v, const 
   heap_push_up(h, hole, top, v, key);
 }
 
-static void heap_make(int64_t *h, int64_t len, const double *key) {
+static void heap_make(int64_t *h, int64_t len, const uint64_t *key) {
   if (len < 2) return;
   for (int64_t parent = (len - 2) / 2;; parent--) {
     heap_adjust(h, parent, len, h[parent], key);
@@ -73,7 +73,7 @@ static void heap_make(int64_t *h, int64_t len, const double *key) {
   }
 }
 
-static void heap_pop(int64_t *h, int64_t len, const double *key) {
+static void heap_pop(int64_t *h, int64_t len, const uint64_t *key) {
   if (len < 2) return;
   int64_t v = h[len - 1];
   h[len - 1] = h[0];
@@ -82,7 +82,7 @@ static void heap_pop(int64_t *h, int64_t len, const double *key) {
 
 /* Pushes columns 0..n-1 into a TopN of limit k (1 < k < n) and leaves its
  * unsorted order in h[0..k); h has room for k + 1. */
-static void topn_unsorted(const double *key, int64_t n, int64_t k, int64_t *h) {
+static void topn_unsorted(const uint64_t *key, int64_t n, int64_t k, int64_t *h) {
   int64_t size = 0;
   for (int64_t c = 0; c < n; c++) {
     if (size <= k) { /* still an unordered vector */
@@ -99,7 +99,25 @@ static void topn_unsorted(const double *key, int64_t n, int64_t k, int64_t *h) {
   }
 }
 
-static bool real_type(dfx_dtype t) { return dfx__dtype_is_int(t) || dfx__dtype_is_float(t); }
+/* Element i as a key whose unsigned order is the value order, exact for
+ * 64-bit integers (which double is not). NaN is the greatest value, equal to
+ * +inf (TopKV2 puts it first), and -0 equals +0. */
+static uint64_t key_of(const void *data, dfx_dtype t, int64_t i) {
+  const uint64_t sign = (uint64_t)1 << 63;
+  switch (t) {
+  case DFX_I64: return (uint64_t)((const int64_t *)data)[i] ^ sign;
+  case DFX_U64: return ((const uint64_t *)data)[i];
+  default:
+    if (dfx__dtype_is_int(t)) return (uint64_t)(int64_t)dfx__nn_load(data, t, i) ^ sign;
+    break;
+  }
+  double v = dfx__nn_load(data, t, i);
+  if (isnan(v)) v = INFINITY;
+  if (v == 0) v = 0; /* -0 */
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b & sign ? ~b : b | sign;
+}
 
 /* Copies element si of src into element di of dst (same dtype). */
 static void copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t es) {
@@ -109,8 +127,8 @@ static void copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t
 /* Per-row work space: a key per column, and 2n indices (the sort's or the
  * heap's, plus merge scratch). False, with nothing allocated, when out of
  * memory. */
-static bool scratch(int64_t n, double **key, int64_t **idx) {
-  *key = dfx__malloc(sizeof(double) * (size_t)n);
+static bool scratch(int64_t n, uint64_t **key, int64_t **idx) {
+  *key = dfx__malloc(sizeof(uint64_t) * (size_t)n);
   *idx = dfx__malloc(sizeof(int64_t) * (size_t)n * 2);
   if (*key && *idx) return true;
   dfx__free(*key);
@@ -122,9 +140,8 @@ static dfx_code topk_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *kt = ctx->in[1];
   char b1[96];
   dfx_dtype t = (dfx_dtype)x->dtype;
-  if (!real_type(t)) return dfx__kctx_fail(ctx, DFX_EUNIMPL, "TopKV2 does not support dtype %s", dfx_dtype_name(t));
   if (kt->ndims != 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "k must be scalar, got shape %s", DFX_SHAPE_STR(kt, b1));
-  int64_t k = *(const int32_t *)kt->data;
+  int64_t k = dfx__tensor_get_i64(kt, 0); /* Tk: int16, int32 or int64 */
   if (k < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Need k >= 0, got %lld", (long long)k);
   if (x->ndims < 1)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be >= 1-D, got shape %s", DFX_SHAPE_STR(x, b1));
@@ -137,31 +154,33 @@ static dfx_code topk_k(dfx_kctx *ctx) {
   od[x->ndims - 1] = k;
   dfx_tensor *v = dfx__kctx_alloc(ctx, 0, t, x->ndims, od);
   if (!v) return DFX_ENOMEM;
-  dfx_tensor *ix = dfx__kctx_alloc(ctx, 1, DFX_I32, x->ndims, od);
+  dfx_dtype it = ctx->node->out_types[1]; /* index_type: int16, int32 or int64 */
+  dfx_tensor *ix = dfx__kctx_alloc(ctx, 1, it, x->ndims, od);
   if (!ix) return DFX_ENOMEM;
   if (v->count == 0) return DFX_OK;
   int64_t rows = x->count / n;
-  double *key;
+  uint64_t *key;
   int64_t *idx;
   if (!scratch(n, &key, &idx)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   size_t es = dfx_dtype_size(t);
   bool sorted = dfx__attr_bool(ctx->node, "sorted", true);
-  for (int64_t r = 0; r < rows; r++) {
+  dfx_code rc = DFX_OK;
+  for (int64_t r = 0, done = 0; r < rows && rc == DFX_OK; r++) {
     for (int64_t j = 0; j < n; j++) {
-      key[j] = dfx__nn_load(x->data, t, r * n + j);
-      if (isnan(key[j])) key[j] = INFINITY; /* NaN sorts first, as the greatest */
+      key[j] = key_of(x->data, t, r * n + j);
       idx[j] = j;
     }
     if (!sorted && k > 1 && k < n) topn_unsorted(key, n, k, idx);
     else msort(idx, idx + n, n, key, true);
     for (int64_t j = 0; j < k; j++) {
       copy_elem(v->data, r * k + j, x->data, r * n + idx[j], es);
-      ((int32_t *)ix->data)[r * k + j] = (int32_t)idx[j];
+      dfx__nn_store_index(ix->data, it, r * k + j, idx[j]);
     }
+    rc = dfx__nn_progress(ctx, &done, n);
   }
   dfx__free(key);
   dfx__free(idx);
-  return DFX_OK;
+  return rc;
 }
 
 static dfx_code in_topk_k(dfx_kctx *ctx) {
@@ -179,6 +198,7 @@ static dfx_code in_topk_k(dfx_kctx *ctx) {
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_BOOL, 1, &b);
   if (!y) return DFX_ENOMEM;
   const float *pd = p->data;
+  int64_t done = 0;
   for (int64_t i = 0; i < b; i++) {
     int64_t target = tg->dtype == DFX_I64 ? ((const int64_t *)tg->data)[i] : ((const int32_t *)tg->data)[i];
     bool cannot = target < 0 || target >= n;
@@ -193,6 +213,8 @@ static dfx_code in_topk_k(dfx_kctx *ctx) {
       }
     }
     ((uint8_t *)y->data)[i] = !cannot && more < k;
+    dfx_code rc = dfx__nn_progress(ctx, &done, n + 1);
+    if (rc != DFX_OK) return rc;
   }
   return DFX_OK;
 }
@@ -200,7 +222,6 @@ static dfx_code in_topk_k(dfx_kctx *ctx) {
 static dfx_code nth_k(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *nt = ctx->in[1];
   dfx_dtype t = (dfx_dtype)x->dtype;
-  if (!real_type(t)) return dfx__kctx_fail(ctx, DFX_EUNIMPL, "NthElement does not support dtype %s", dfx_dtype_name(t));
   if (nt->ndims != 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "N must be scalar but has rank %d", nt->ndims);
   int64_t nn = *(const int32_t *)nt->data;
@@ -215,27 +236,32 @@ static dfx_code nth_k(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   if (y->count == 0) return DFX_OK;
   int64_t rows = x->count / n;
-  double *key;
+  uint64_t *key;
   int64_t *idx;
   if (!scratch(n, &key, &idx)) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   size_t es = dfx_dtype_size(t);
-  for (int64_t r = 0; r < rows; r++) {
+  dfx_code rc = DFX_OK;
+  for (int64_t r = 0, done = 0; r < rows && rc == DFX_OK; r++) {
     for (int64_t j = 0; j < n; j++) {
-      key[j] = dfx__nn_load(x->data, t, r * n + j);
+      key[j] = key_of(x->data, t, r * n + j);
       idx[j] = j;
     }
     msort(idx, idx + n, n, key, rev);
     copy_elem(y->data, r, x->data, r * n + idx[nn], es);
+    rc = dfx__nn_progress(ctx, &done, n);
   }
   dfx__free(key);
   dfx__free(idx);
-  return DFX_OK;
+  return rc;
 }
 
+/* TF's real types (no quantized or complex ones in these ops). */
+#define SORT_T "T: {" DFX_NN_FLOAT_T ", " DFX_NN_INT_T "}"
+
 static const dfx_kernel_def kernels[] = {
-    {"TopKV2", NULL, topk_k, 0, NULL, NULL},
-    {"InTopKV2", NULL, in_topk_k, 0, NULL, NULL},
-    {"NthElement", NULL, nth_k, 0, NULL, NULL},
+    {"TopKV2", SORT_T "; Tk: {int16, int32, int64}; index_type: {int16, int32, int64}", topk_k, 0, NULL, NULL},
+    {"InTopKV2", "T: {int32, int64}", in_topk_k, 0, NULL, NULL},
+    {"NthElement", SORT_T, nth_k, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_nn_topk(dfx_registry *r);

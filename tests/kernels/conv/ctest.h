@@ -5,9 +5,13 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kharness.h"
+#include "lib.h"
+#include "node_sig.h"
+#include "step.h"
 
 static inline double ct_rand(unsigned *s) {
   *s = *s * 1103515245u + 12345u;
@@ -31,7 +35,10 @@ static inline dfx_tensor *ct_tensor(dfx_dtype dt, int nd, const int64_t *dims, c
     case DFX_I8: ((int8_t *)t->data)[i] = (int8_t)v[i]; break;
     case DFX_I16: ((int16_t *)t->data)[i] = (int16_t)v[i]; break;
     case DFX_U16: ((uint16_t *)t->data)[i] = (uint16_t)v[i]; break;
-    default: cr_assert_fail("ct_tensor: dtype");
+    case DFX_U32: ((uint32_t *)t->data)[i] = (uint32_t)v[i]; break;
+    case DFX_U64: ((uint64_t *)t->data)[i] = (uint64_t)v[i]; break;
+    case DFX_QI8: ((int8_t *)t->data)[i] = (int8_t)v[i]; break;
+    default: cr_assert_fail("ct_tensor: dtype %d", dt);
     }
   }
   return t;
@@ -85,6 +92,68 @@ static inline void ct_fail(dfx_node *n, dfx_tensor **in, int n_in, const char *s
 
 static inline void ct_free(dfx_tensor **t, int n) {
   for (int i = 0; i < n; i++) dfx__tensor_unref(t[i]);
+}
+
+static inline const dfx_registry *ct_registry(void) {
+  dfx_status st;
+  const dfx_registry *r = dfx__lib_registry(&st);
+  cr_assert_not_null(r, "registry: %s", st.msg);
+  return r;
+}
+
+/* The dtypes op's kernels declare for type attr `attr`, ascending; returns
+ * how many (each test sweeps exactly these). */
+static inline int ct_declared(const char *op, const char *attr, dfx_dtype *out) {
+  uint64_t mask = dfx__registry_kernel_types(ct_registry(), op, attr);
+  cr_assert(mask && mask != ~(uint64_t)0, "%s declares no dtypes for %s", op, attr);
+  int n = 0;
+  for (int t = 1; t < DFX_DTYPE_END_; t++)
+    if (mask >> t & 1) out[n++] = (dfx_dtype)t;
+  return n;
+}
+
+/* Plans n as a session would (defaults, kernel lookup, init) and expects
+ * init to refuse it with a message containing `sub`. */
+static inline void ct_init_fails(dfx_node *n, const char *sub) {
+  dfx_status st;
+  dfx__status_clear(&st);
+  cr_assert_eq(dfx__node_fill_defaults(n, n->def, &st), DFX_OK, "%s", st.msg);
+  const dfx_kernel_def *k = dfx__registry_kernel_for(ct_registry(), n, &st);
+  cr_assert(k && k->init, "%s: no kernel with an init (%s)", n->op, st.msg);
+  void *state = NULL;
+  dfx_code c = k->init(n, &state, &st);
+  if (c == DFX_OK && k->fini) k->fini(state);
+  cr_assert_neq(c, DFX_OK, "%s: init should refuse it (%s)", n->op, sub);
+  cr_assert(strstr(st.msg, sub), "%s: init message '%s' lacks '%s'", n->op, st.msg, sub);
+}
+
+/* Runs n as kh_run does, but in a run whose deadline has passed: a kernel
+ * that polls returns DFX_EDEADLINE after about CU_POLL_WORK units of work
+ * instead of finishing. Returns the kernel's code; err gets its message. */
+static inline dfx_code ct_run_late(dfx_node *n, dfx_tensor **in, int n_in, char *err, size_t errlen) {
+  dfx_status st;
+  dfx__status_clear(&st);
+  int expected = 0;
+  cr_assert_eq(dfx__node_fill_defaults(n, n->def, &st), DFX_OK, "%s", st.msg);
+  cr_assert_eq(dfx__node_resolve_types(n, n->def, &expected, &st), DFX_OK, "%s", st.msg);
+  cr_assert_eq(expected, n_in);
+  const dfx_kernel_def *k = dfx__registry_kernel_for(ct_registry(), n, &st);
+  cr_assert_not_null(k, "%s", st.msg);
+  void *state = NULL;
+  cr_assert_eq(k->init ? k->init(n, &state, &st) : DFX_OK, DFX_OK, "%s", st.msg);
+  dfx_step step;
+  dfx__step_init(&step);
+  step.t0_ns = 1;
+  step.deadline_ns = 2; /* long past */
+  dfx_tensor *out[4] = {0};
+  dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
+                  .step = &step, .frame = "", .st = &st};
+  dfx_code c = k->fn(&ctx);
+  ct_free(out, n->n_out);
+  dfx__step_destroy(&step);
+  if (k->fini) k->fini(state);
+  snprintf(err, errlen, "%s", st.msg);
+  return c;
 }
 
 #endif

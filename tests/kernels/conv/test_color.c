@@ -1,5 +1,5 @@
 /* test_color.c - colour ops against textbook HSV conversions and naive
- * contrast, plus DrawBoundingBoxes by hand. */
+ * contrast, plus DrawBoundingBoxes by hand, over every declared dtype. */
 #include "ctest.h"
 
 static void hsv_ref(double r, double g, double b, double *h, double *s, double *v) {
@@ -43,9 +43,18 @@ static dfx_tensor *run_op(const char *op, dfx_tensor *x, dfx_tensor *arg) {
   return o[0];
 }
 
+/* Ops tested together must declare the same dtypes; returns them. */
+static int declared_same(const char *a, const char *b, dfx_dtype *dts) {
+  dfx_dtype o[DFX_DTYPE_END_];
+  int n = ct_declared(a, "T", dts), m = ct_declared(b, "T", o);
+  cr_assert(n == m && !memcmp(dts, o, sizeof *o * (size_t)n), "%s and %s declare different dtypes", a, b);
+  return n;
+}
+
 Test(color, rgb_hsv_round_trip) {
-  dfx_dtype dts[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16};
-  for (int d = 0; d < 4; d++) {
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = declared_same("RGBToHSV", "HSVToRGB", dts);
+  for (int d = 0; d < nd; d++) {
     double v[NPIX * 3], want[NPIX * 3];
     pixels(v, 9);
     dfx_tensor *x = ct_tensor(dts[d], 2, (int64_t[]){NPIX, 3}, v);
@@ -66,8 +75,11 @@ Test(color, adjust_hue_and_saturation) {
   double v[NPIX * 3];
   pixels(v, 21);
   float deltas[] = {0, 1.0f / 3, -0.7f, 2.25f}, scales[] = {0, 0.5f, 1.7f};
-  for (int half = 0; half < 2; half++) {
-    dfx_dtype dt = half ? DFX_F16 : DFX_F32;
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = declared_same("AdjustHue", "AdjustSaturation", dts);
+  for (int di = 0; di < nd; di++) {
+    dfx_dtype dt = dts[di];
+    int half = dt == DFX_F16;
     dfx_tensor *x = ct_tensor(dt, 3, (int64_t[]){4, NPIX / 4, 3}, v);
     double xv[NPIX * 3], want[NPIX * 3];
     ct_read(x, xv);
@@ -103,41 +115,57 @@ Test(color, adjust_hue_and_saturation) {
 }
 
 Test(color, adjust_contrast) {
-  unsigned seed = 4;
-  double v[2 * 3 * 4 * 2], want[48];
-  for (int i = 0; i < 48; i++) v[i] = ct_rand(&seed);
-  dfx_tensor *x = ct_tensor(DFX_F32, 4, (int64_t[]){2, 3, 4, 2}, v);
-  ct_read(x, v);
-  for (int b = 0; b < 2; b++)
-    for (int c = 0; c < 2; c++) {
-      double m = 0;
-      for (int i = 0; i < 12; i++) m += v[b * 24 + i * 2 + c];
-      m /= 12;
-      for (int i = 0; i < 12; i++) want[b * 24 + i * 2 + c] = (v[b * 24 + i * 2 + c] - m) * 1.5 + m;
-    }
-  dfx_tensor *f = kh_scalar_f32(1.5f), *y = run_op("AdjustContrastv2", x, f);
-  ct_expect(y, DFX_F32, 4, (int64_t[]){2, 3, 4, 2}, want, 1e-5, "contrast");
-  ct_free((dfx_tensor *[]){x, f, y}, 3);
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("AdjustContrastv2", "T", dts);
+  for (int d = 0; d < nd; d++) {
+    unsigned seed = 4;
+    double v[2 * 3 * 4 * 2], want[48];
+    for (int i = 0; i < 48; i++) v[i] = ct_rand(&seed);
+    dfx_tensor *x = ct_tensor(dts[d], 4, (int64_t[]){2, 3, 4, 2}, v);
+    ct_read(x, v);
+    for (int b = 0; b < 2; b++)
+      for (int c = 0; c < 2; c++) {
+        double m = 0;
+        for (int i = 0; i < 12; i++) m += v[b * 24 + i * 2 + c];
+        m /= 12;
+        for (int i = 0; i < 12; i++) want[b * 24 + i * 2 + c] = (v[b * 24 + i * 2 + c] - m) * 1.5 + m;
+      }
+    dfx_tensor *f = kh_scalar_f32(1.5f), *y = run_op("AdjustContrastv2", x, f);
+    ct_expect(y, dts[d], 4, (int64_t[]){2, 3, 4, 2}, want, dts[d] == DFX_F16 ? 1e-2 : 1e-5, "contrast");
+    ct_free((dfx_tensor *[]){x, f, y}, 3);
+  }
 }
 
+/* A box over rows 0..3 and cols 1..3 (0.25 * 4 = 1, 0.75 * 4 = 3) of a 4x5
+ * image: its outline gets the colour (V2: 0.5; V1's default table on one
+ * channel: 1), the rest stays 0. */
 Test(color, draw_bounding_boxes) {
-  dfx_tensor *x = kh_f32(4, (int64_t[]){1, 4, 5, 1}, NULL);
-  memset(x->data, 0, x->nbytes);
-  dfx_tensor *b = kh_f32(3, (int64_t[]){1, 1, 4}, (float[]){0, 0.25f, 1, 0.75f});
-  dfx_tensor *c = kh_f32(2, (int64_t[]){1, 1}, (float[]){0.5f});
-  dfx_node *n = kh_node_new("DrawBoundingBoxesV2");
-  kh_attr_type(n, "T", DFX_F32);
-  dfx_tensor *o[1];
-  ct_run(n, (dfx_tensor *[]){x, b, c}, 3, o, 1);
-  /* rows 0..3, cols 1..3 (0.25*4 = 1, 0.75*4 = 3) */
-  double h = 0.5;
-  ct_expect(o[0], DFX_F32, 4, (int64_t[]){1, 4, 5, 1},
-            (double[]){0, h, h, h, 0, 0, h, 0, h, 0, 0, h, 0, h, 0, 0, h, h, h, 0}, 0, "box");
-  ct_free(o, 1);
-  dfx_tensor *c0 = kh_f32(2, (int64_t[]){0, 1}, NULL);
-  ct_run(n, (dfx_tensor *[]){x, b, c0}, 3, o, 1); /* default table, depth 1: channel 0 = 1 */
-  cr_assert_eq(((float *)o[0]->data)[1], 1.0f);
-  ct_free(o, 1);
-  kh_node_free(n);
-  ct_free((dfx_tensor *[]){x, b, c, c0}, 4);
+  const char *ops[] = {"DrawBoundingBoxes", "DrawBoundingBoxesV2"};
+  static const int outline[20] = {0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1, 1, 0};
+  for (int v2 = 0; v2 < 2; v2++) {
+    dfx_dtype dts[DFX_DTYPE_END_];
+    int nd = ct_declared(ops[v2], "T", dts);
+    for (int d = 0; d < nd; d++) {
+      dfx_tensor *x = ct_tensor(dts[d], 4, (int64_t[]){1, 4, 5, 1}, (double[20]){0});
+      dfx_tensor *b = kh_f32(3, (int64_t[]){1, 1, 4}, (float[]){0, 0.25f, 1, 0.75f});
+      dfx_tensor *c = kh_f32(2, (int64_t[]){1, 1}, (float[]){0.5f});
+      dfx_node *n = kh_node_new(ops[v2]);
+      kh_attr_type(n, "T", dts[d]);
+      dfx_tensor *o[1];
+      ct_run(n, (dfx_tensor *[]){x, b, c}, 2 + v2, o, 1);
+      double want[20];
+      for (int i = 0; i < 20; i++) want[i] = outline[i] * (v2 ? 0.5 : 1);
+      ct_expect(o[0], dts[d], 4, (int64_t[]){1, 4, 5, 1}, want, 0, ops[v2]);
+      ct_free(o, 1);
+      if (v2) { /* an empty colour table falls back to the default one */
+        dfx_tensor *c0 = kh_f32(2, (int64_t[]){0, 1}, NULL);
+        ct_run(n, (dfx_tensor *[]){x, b, c0}, 3, o, 1);
+        for (int i = 0; i < 20; i++) want[i] = outline[i];
+        ct_expect(o[0], dts[d], 4, (int64_t[]){1, 4, 5, 1}, want, 0, "default colours");
+        ct_free((dfx_tensor *[]){o[0], c0}, 2);
+      }
+      kh_node_free(n);
+      ct_free((dfx_tensor *[]){x, b, c}, 3);
+    }
+  }
 }

@@ -1,4 +1,5 @@
-/* test_nms.c - NonMaxSuppression v1..v5 on TensorFlow's documented cases. */
+/* test_nms.c - NonMaxSuppression v1..v5 on TensorFlow's documented cases,
+ * over every declared T and T_threshold. */
 #include "ctest.h"
 
 static const float boxes[6][4] = {{0, 0, 1, 1},     {0, 0.1f, 1, 1.1f},   {0, -0.1f, 1, 0.9f},
@@ -7,11 +8,13 @@ static const float flipped[6][4] = {{1, 1, 0, 0},   {0, 0.1f, 1, 1.1f},   {0, 0.
                                     {0, 10, 1, 11}, {1, 10.1f, 0, 11.1f}, {1, 101, 0, 100}};
 static const float scores[6] = {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f};
 
-/* Runs version v; out receives up to 3 outputs. */
-static void run(int v, const float (*bx)[4], int32_t max_out, float iou, float sthr, float sigma, int pad,
-                dfx_dtype dt, dfx_tensor **out) {
-  const char *ops[] = {"", "NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3",
-                       "NonMaxSuppressionV4", "NonMaxSuppressionV5"};
+static const char *ops[] = {"", "NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3",
+                            "NonMaxSuppressionV4", "NonMaxSuppressionV5"};
+
+/* Runs version v with boxes and scores of dtype dt and thresholds of tt
+ * (V2..V4); out receives up to 3 outputs. */
+static void run_t(int v, const float (*bx)[4], int32_t max_out, float iou, float sthr, float sigma, int pad,
+                  dfx_dtype dt, dfx_dtype tt, dfx_tensor **out) {
   dfx_node *n = kh_node_new(ops[v]);
   double bd[24], sd[6];
   for (int i = 0; i < 24; i++) bd[i] = bx[i / 4][i % 4];
@@ -25,9 +28,9 @@ static void run(int v, const float (*bx)[4], int32_t max_out, float iou, float s
     kh_attr_float(n, "iou_threshold", iou);
   } else {
     kh_attr_type(n, "T", dt);
-    if (v < 5) kh_attr_type(n, "T_threshold", DFX_F32);
+    if (v < 5) kh_attr_type(n, "T_threshold", tt);
     double s[3] = {iou, sthr, sigma};
-    for (int k = 0; k < (v == 2 ? 1 : v == 5 ? 3 : 2); k++) in[n_in++] = ct_tensor(v == 5 ? dt : DFX_F32, 0, NULL, &s[k]);
+    for (int k = 0; k < (v == 2 ? 1 : v == 5 ? 3 : 2); k++) in[n_in++] = ct_tensor(v == 5 ? dt : tt, 0, NULL, &s[k]);
   }
   if (v >= 4) kh_attr_bool(n, "pad_to_max_output_size", pad);
   ct_run(n, in, n_in, out, v == 5 ? 3 : v == 4 ? 2 : 1);
@@ -35,16 +38,29 @@ static void run(int v, const float (*bx)[4], int32_t max_out, float iou, float s
   ct_free(in, n_in);
 }
 
+static void run(int v, const float (*bx)[4], int32_t max_out, float iou, float sthr, float sigma, int pad,
+                dfx_dtype dt, dfx_tensor **out) {
+  run_t(v, bx, max_out, iou, sthr, sigma, pad, dt, DFX_F32, out);
+}
+
 #define IDX(t, n, ...) ct_expect(t, DFX_I32, 1, (int64_t[]){n}, (double[]){__VA_ARGS__}, 0, "indices")
 
 Test(nms, three_clusters_all_versions) {
-  for (int v = 1; v <= 5; v++)
-    for (int f = 0; f < 2; f++) {
-      dfx_tensor *o[3] = {0};
-      run(v, f ? flipped : boxes, 3, 0.5f, -INFINITY, 0, 0, DFX_F32, o);
-      IDX(o[0], 3, 3, 0, 5);
-      ct_free(o, 3);
-    }
+  for (int v = 1; v <= 5; v++) {
+    dfx_dtype ts[DFX_DTYPE_END_] = {DFX_F32}, tts[DFX_DTYPE_END_] = {DFX_F32};
+    int nt = v > 1 ? ct_declared(ops[v], "T", ts) : 1;
+    int ntt = v > 1 && v < 5 ? ct_declared(ops[v], "T_threshold", tts) : 1;
+    for (int t = 0; t < nt; t++)
+      for (int tt = 0; tt < ntt; tt++)
+        for (int f = 0; f < 2; f++) {
+          dfx_tensor *o[3] = {0};
+          run_t(v, f ? flipped : boxes, 3, 0.5f, -INFINITY, 0, 0, ts[t], tts[tt], o);
+          IDX(o[0], 3, 3, 0, 5);
+          if (v == 5)
+            ct_expect(o[1], ts[t], 1, (int64_t[]){3}, (double[]){0.95, 0.9, 0.3}, ct_tol(ts[t]), "scores");
+          ct_free(o, 3);
+        }
+  }
   dfx_tensor *o[3] = {0};
   run(3, boxes, 3, 0.5f, 0.4f, 0, 0, DFX_F32, o);
   IDX(o[0], 2, 3, 0);

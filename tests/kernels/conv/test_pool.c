@@ -1,4 +1,7 @@
-/* test_pool.c - pooling ops and Dilation2D against naive references. */
+/* test_pool.c - pooling ops and Dilation2D against a naive reference, over
+ * every dtype their kernels declare. */
+#include <float.h>
+
 #include "ctest.h"
 
 typedef struct pcase {
@@ -35,12 +38,21 @@ static void fmt(const pcase *c, const int64_t *sp, int64_t *d) {
   for (int i = 0; i < c->nd; i++) d[(c->clast ? 1 : 2) + i] = sp[i];
 }
 
-/* mode 0 max, 1 avg, 2 dilation (f[k..., C]); arg gets flat NHWC index. */
+/* The window tap of input index i for output o along spatial dim d, or -1:
+ * i is a tap when i = o * stride - pad_before + t * rate for 0 <= t < k. */
+static int64_t tap(const pcase *c, int d, int64_t o, int64_t pb, int64_t i) {
+  int64_t r = c->rate[d] ? c->rate[d] : 1, rel = i - (o * c->stride[d] - pb);
+  return rel >= 0 && rel % r == 0 && rel / r < c->k[d] ? rel / r : -1;
+}
+
+/* mode 0 max, 1 avg, 2 dilation (f[k..., C]); arg gets flat NHWC index. Walks
+ * every input position per output and keeps the taps, so it stays cheap for
+ * any ksize. Empty windows give -inf. */
 static void ref(const pcase *c, int mode, const double *x, const double *f, double *y, int64_t *arg) {
   int64_t out[3], pb[3];
   geom(c, out, pb);
-  int64_t P = 1, K = 1;
-  for (int i = 0; i < c->nd; i++) P *= out[i], K *= c->k[i];
+  int64_t P = 1, I = 1;
+  for (int i = 0; i < c->nd; i++) P *= out[i], I *= c->in[i];
   for (int64_t n = 0; n < c->N; n++)
     for (int64_t p = 0; p < P; p++) {
       int64_t o[3], rr = p;
@@ -48,13 +60,14 @@ static void ref(const pcase *c, int mode, const double *x, const double *f, doub
       for (int64_t ch = 0; ch < c->C; ch++) {
         double best = -INFINITY, sum = 0;
         int64_t cnt = 0, ba = -1;
-        for (int64_t kk = 0; kk < K; kk++) {
-          int64_t kp[3], ip[3], r2 = kk;
+        for (int64_t q = 0; q < I; q++) {
+          int64_t ip[3], r2 = q, kk = 0;
           int ok = 1;
-          for (int i = c->nd - 1; i >= 0; i--) kp[i] = r2 % c->k[i], r2 /= c->k[i];
-          for (int i = 0; i < c->nd; i++) {
-            ip[i] = o[i] * c->stride[i] - pb[i] + kp[i] * (c->rate[i] ? c->rate[i] : 1);
-            if (ip[i] < 0 || ip[i] >= c->in[i]) ok = 0;
+          for (int i = c->nd - 1; i >= 0; i--) ip[i] = r2 % c->in[i], r2 /= c->in[i];
+          for (int i = 0; i < c->nd && ok; i++) {
+            int64_t t = tap(c, i, o[i], pb[i], ip[i]);
+            ok = t >= 0;
+            kk = kk * c->k[i] + t;
           }
           if (!ok) continue;
           double v = x[off(c, c->in, n, ip, ch)] + (mode == 2 ? f[kk * c->C + ch] : 0);
@@ -68,7 +81,10 @@ static void ref(const pcase *c, int mode, const double *x, const double *f, doub
     }
 }
 
-static void run_case(const pcase *c, const char *op, dfx_dtype dt, unsigned seed, int mode) {
+static int is_unsigned(dfx_dtype dt) { return dt == DFX_U8 || dt == DFX_U16 || dt == DFX_U32 || dt == DFX_U64; }
+
+/* Runs op on case c with dtype dt (and Targmax ta for MaxPoolWithArgmax). */
+static void run_case(const pcase *c, const char *op, dfx_dtype dt, unsigned seed, int mode, dfx_dtype ta) {
   int r = c->nd + 2;
   int64_t out[3], pb[3], xd[5], yd[5];
   geom(c, out, pb);
@@ -79,10 +95,13 @@ static void run_case(const pcase *c, const char *op, dfx_dtype dt, unsigned seed
   for (int i = 0; i < c->nd; i++) nf *= c->k[i];
   double *x = calloc((size_t)nx + 1, 8), *y = calloc((size_t)ny + 1, 8), *f = calloc((size_t)nf + 1, 8);
   int64_t *arg = calloc((size_t)ny + 1, 8);
-  double sc = dfx__dtype_is_int(dt) ? 50 : 1;
+  double sc = dfx__dtype_is_int(dt) || dt == DFX_QI8 ? 50 : 1;
   for (int64_t i = 0; i < nx; i++) x[i] = round(ct_rand(&seed) * sc * 1000) / 1000;
   for (int64_t i = 0; i < nf; i++) f[i] = round(ct_rand(&seed) * sc * 1000) / 1000;
-  if (dt == DFX_U8) for (int64_t i = 0; i < nx; i++) x[i] = fabs(x[i]);
+  if (is_unsigned(dt)) {
+    for (int64_t i = 0; i < nx; i++) x[i] = fabs(x[i]);
+    for (int64_t i = 0; i < nf; i++) f[i] = fabs(f[i]);
+  }
   dfx_tensor *tx = ct_tensor(dt, r, xd, x), *tf = ct_tensor(dt, 3, (int64_t[]){c->k[0], c->k[1], c->C}, f);
   ct_read(tx, x);
   ct_read(tf, f);
@@ -93,14 +112,13 @@ static void run_case(const pcase *c, const char *op, dfx_dtype dt, unsigned seed
   int sp0 = c->clast ? 1 : 2;
   for (int i = 0; i < c->nd; i++) ks[sp0 + i] = c->k[i], st[sp0 + i] = c->stride[i];
   if (mode == 2) rt[1] = c->rate[0], rt[2] = c->rate[1];
-  if (mode != 2) kh_attr_ints(n, "ksize", ks, r);
-  kh_attr_ints(n, "strides", st, r);
+  if (mode != 2 && strcmp(op, "MaxPoolV2")) kh_attr_ints(n, "ksize", ks, r);
+  if (strcmp(op, "MaxPoolV2")) kh_attr_ints(n, "strides", st, r);
   if (mode == 2) kh_attr_ints(n, "rates", rt, 4);
   kh_attr_str(n, "padding", c->pad);
   if (strcmp(op, "MaxPoolWithArgmax") && mode != 2)
     kh_attr_str(n, "data_format", c->nd == 2 ? (c->clast ? "NHWC" : "NCHW") : (c->clast ? "NDHWC" : "NCDHW"));
   dfx_tensor *o[2] = {0};
-  double tol = ct_tol(dt);
   if (mode == 2) {
     ct_run(n, (dfx_tensor *[]){tx, tf}, 2, o, 1);
   } else if (!strcmp(op, "MaxPoolV2")) {
@@ -110,26 +128,33 @@ static void run_case(const pcase *c, const char *op, dfx_dtype dt, unsigned seed
     ct_free((dfx_tensor *[]){tk, ts}, 2);
   } else if (!strcmp(op, "MaxPoolWithArgmax")) {
     kh_attr_bool(n, "include_batch_in_index", seed & 1);
+    kh_attr_type(n, "Targmax", ta);
     ct_run(n, (dfx_tensor *[]){tx}, 1, o, 2);
     double *wa = calloc((size_t)ny + 1, 8);
     int64_t per = nx / c->N;
     for (int64_t i = 0; i < ny; i++) wa[i] = (double)((seed & 1) ? arg[i] : arg[i] % per);
-    ct_expect(o[1], DFX_I64, r, yd, wa, 0, "argmax");
+    ct_expect(o[1], ta, r, yd, wa, 0, "argmax");
     free(wa);
   } else {
     ct_run(n, (dfx_tensor *[]){tx}, 1, o, 1);
   }
-  ct_expect(o[0], dt, r, yd, y, tol, op);
+  ct_expect(o[0], dt, r, yd, y, ct_tol(dt), op);
   ct_free(o, 2);
   kh_node_free(n);
   ct_free((dfx_tensor *[]){tx, tf}, 2);
   free(x), free(y), free(f), free(arg);
 }
 
+/* Runs op on c over every dtype its kernels declare (T, and Targmax). */
+static void sweep(const pcase *c, const char *op, unsigned *seed, int mode) {
+  dfx_dtype dts[DFX_DTYPE_END_], tas[DFX_DTYPE_END_] = {DFX_I64};
+  int nd = ct_declared(op, "T", dts), na = strcmp(op, "MaxPoolWithArgmax") ? 1 : ct_declared(op, "Targmax", tas);
+  for (int d = 0; d < nd; d++)
+    for (int a = 0; a < na; a++) run_case(c, op, dts[d], (*seed)++, mode, tas[a]);
+}
+
 Test(pool, pool2d_matrix) {
   const char *pads[] = {"VALID", "SAME"};
-  dfx_dtype maxd[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16, DFX_I32, DFX_I64, DFX_U8, DFX_I8, DFX_I16, DFX_U16};
-  dfx_dtype avgd[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16};
   unsigned seed = 3;
   for (int pi = 0; pi < 2; pi++)
     for (int clast = 0; clast < 2; clast++)
@@ -138,13 +163,13 @@ Test(pool, pool2d_matrix) {
                    .pad = pads[pi]};
         if (cfg == 1) c.stride[0] = 1, c.stride[1] = 3;
         if (cfg == 2) c.k[0] = 4, c.k[1] = 4, c.stride[0] = 3;
-        for (int d = 0; d < 10; d++) run_case(&c, "MaxPool", maxd[d], seed++, 0);
-        for (int d = 0; d < 4; d++) run_case(&c, "AvgPool", avgd[d], seed++, 1);
+        sweep(&c, "MaxPool", &seed, 0);
+        sweep(&c, "AvgPool", &seed, 1);
+        sweep(&c, "MaxPoolV2", &seed, 0);
         if (clast) {
-          run_case(&c, "MaxPoolV2", DFX_F32, seed++, 0);
-          for (int d = 0; d < 4; d++) run_case(&c, "MaxPoolWithArgmax", maxd[d], seed++, 0);
+          sweep(&c, "MaxPoolWithArgmax", &seed, 0);
           c.rate[0] = 2, c.rate[1] = 1 + cfg % 2;
-          for (int d = 0; d < 6; d++) run_case(&c, "Dilation2D", maxd[d], seed++, 2);
+          sweep(&c, "Dilation2D", &seed, 2);
         }
       }
 }
@@ -156,11 +181,39 @@ Test(pool, pool3d_matrix) {
     for (int clast = 0; clast < 2; clast++) {
       pcase c = {.nd = 3, .clast = clast, .N = 2, .C = 2, .in = {4, 5, 6}, .k = {2, 3, 2}, .stride = {2, 1, 2},
                  .pad = pads[pi]};
-      run_case(&c, "MaxPool3D", DFX_F32, seed++, 0);
-      run_case(&c, "MaxPool3D", DFX_F16, seed++, 0);
-      run_case(&c, "AvgPool3D", DFX_F32, seed++, 1);
-      run_case(&c, "AvgPool3D", DFX_F64, seed++, 1);
+      sweep(&c, "MaxPool3D", &seed, 0);
+      sweep(&c, "AvgPool3D", &seed, 1);
     }
+}
+
+/* A dilated window can miss the input entirely (rate 3, SAME, 1x1 input):
+ * Dilation2D then gives TF's lowest value of T, not -inf. */
+Test(pool, dilation2d_empty_window_is_lowest) {
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("Dilation2D", "T", dts);
+  for (int d = 0; d < nd; d++) {
+    double lowest;
+    switch (dts[d]) {
+    case DFX_F32: lowest = -FLT_MAX; break;
+    case DFX_F64: lowest = -DBL_MAX; break;
+    case DFX_F16: lowest = -65504; break;
+    case DFX_BF16: lowest = -3.3895313892515355e38; break;
+    default: lowest = is_unsigned(dts[d]) ? 0 : -ldexp(1, 8 * (int)dfx__dtype_storage(dts[d]) - 1);
+    }
+    dfx_tensor *x = ct_tensor(dts[d], 4, (int64_t[]){1, 1, 1, 1}, (double[]){7});
+    dfx_tensor *f = ct_tensor(dts[d], 3, (int64_t[]){2, 1, 1}, (double[]){1, 2});
+    dfx_node *n = kh_node_new("Dilation2D");
+    kh_attr_type(n, "T", dts[d]);
+    kh_attr_ints(n, "strides", (int64_t[]){1, 1, 1, 1}, 4);
+    kh_attr_ints(n, "rates", (int64_t[]){1, 3, 1, 1}, 4);
+    kh_attr_str(n, "padding", "SAME");
+    dfx_tensor *o[1];
+    ct_run(n, (dfx_tensor *[]){x, f}, 2, o, 1);
+    ct_expect(o[0], dts[d], 4, (int64_t[]){1, 1, 1, 1}, &lowest, 1e-7, dfx_dtype_name(dts[d]));
+    ct_free(o, 1);
+    kh_node_free(n);
+    ct_free((dfx_tensor *[]){x, f}, 2);
+  }
 }
 
 /* Hand-computed: AvgPool SAME divides by the valid count. */
@@ -199,6 +252,7 @@ Test(pool, maxpool_explicit_and_empty) {
   ct_free(o, 1);
   dfx_tensor *e = kh_f32(4, (int64_t[]){0, 4, 4, 2}, NULL);
   kh_attr_str(n, "padding", "VALID");
+  kh_attr_ints(n, "explicit_paddings", NULL, 0);
   ct_run(n, &e, 1, o, 1);
   ct_expect(o[0], DFX_F32, 4, (int64_t[]){0, 3, 3, 2}, NULL, 0, "empty");
   ct_free(o, 1);

@@ -1,5 +1,6 @@
 /* test_resize.c - image resizing and CropAndResize: hand-computed TensorFlow
- * values for each coordinate mode, a naive bicubic reference, errors. */
+ * values for each coordinate mode and a naive bicubic reference, over every
+ * dtype the kernels declare; errors. */
 #include "ctest.h"
 
 static dfx_tensor *img(dfx_dtype dt, int64_t h, int64_t w, int64_t c) {
@@ -31,8 +32,9 @@ static dfx_tensor *resize(const char *op, dfx_tensor *x, int32_t oh, int32_t ow,
   } while (0)
 
 Test(resize, bilinear_modes) {
-  dfx_dtype dts[] = {DFX_F32, DFX_U8, DFX_I32, DFX_F16, DFX_F64, DFX_I64};
-  for (int d = 0; d < 6; d++) {
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("ResizeBilinear", "T", dts);
+  for (int d = 0; d < nd; d++) {
     dfx_tensor *x = img(dts[d], 2, 2, 1);
     CHECK(resize("ResizeBilinear", x, 4, 4, 0, 0), DFX_F32, 4, 4, 1, 1.5, 2, 2, 2, 2.5, 3, 3, 3, 3.5, 4, 4, 3, 3.5,
           4, 4);
@@ -44,8 +46,9 @@ Test(resize, bilinear_modes) {
 }
 
 Test(resize, nearest_modes) {
-  dfx_dtype dts[] = {DFX_F32, DFX_U8, DFX_I16, DFX_F16, DFX_BF16, DFX_I64};
-  for (int d = 0; d < 6; d++) {
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("ResizeNearestNeighbor", "T", dts);
+  for (int d = 0; d < nd; d++) {
     dfx_tensor *x = img(dts[d], 3, 3, 1);
     CHECK(resize("ResizeNearestNeighbor", x, 2, 2, 0, 0), dts[d], 2, 2, 1, 2, 4, 5);
     CHECK(resize("ResizeNearestNeighbor", x, 2, 2, 0, 1), dts[d], 2, 2, 1, 3, 7, 9);
@@ -57,12 +60,16 @@ Test(resize, nearest_modes) {
 }
 
 Test(resize, area) {
-  dfx_tensor *x = img(DFX_F32, 4, 4, 1);
-  CHECK(resize("ResizeArea", x, 2, 2, 0, 0), DFX_F32, 2, 2, 3.5, 5.5, 11.5, 13.5);
-  dfx_tensor *r = img(DFX_U8, 1, 3, 1);
-  CHECK(resize("ResizeArea", r, 1, 2, 0, 0), DFX_F32, 1, 2, 2.0 / 1.5, 4.0 / 1.5);
-  CHECK(resize("ResizeArea", r, 1, 6, 0, 0), DFX_F32, 1, 6, 1, 1, 2, 2, 3, 3);
-  ct_free((dfx_tensor *[]){x, r}, 2);
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("ResizeArea", "T", dts);
+  for (int d = 0; d < nd; d++) {
+    dfx_tensor *x = img(dts[d], 4, 4, 1);
+    CHECK(resize("ResizeArea", x, 2, 2, 0, 0), DFX_F32, 2, 2, 3.5, 5.5, 11.5, 13.5);
+    dfx_tensor *r = img(dts[d], 1, 3, 1);
+    CHECK(resize("ResizeArea", r, 1, 2, 0, 0), DFX_F32, 1, 2, 2.0 / 1.5, 4.0 / 1.5);
+    CHECK(resize("ResizeArea", r, 1, 6, 0, 0), DFX_F32, 1, 6, 1, 1, 2, 2, 3, 3);
+    ct_free((dfx_tensor *[]){x, r}, 2);
+  }
 }
 
 static double keys(double a, double x) {
@@ -101,21 +108,25 @@ static void ref_bicubic(const double *x, int64_t H, int64_t W, int64_t oh, int64
 Test(resize, bicubic_vs_reference) {
   unsigned seed = 5;
   int64_t H = 5, W = 4;
-  double xv[20];
-  for (int i = 0; i < 20; i++) xv[i] = ct_rand(&seed) * 10;
-  dfx_tensor *x = ct_tensor(DFX_F32, 4, (int64_t[]){1, H, W, 1}, xv);
-  ct_read(x, xv);
-  int64_t sizes[3][2] = {{8, 7}, {3, 2}, {5, 9}};
-  for (int s = 0; s < 3; s++)
-    for (int mode = 0; mode < 3; mode++) {
-      int align = mode == 1, half = mode == 2;
-      double want[100];
-      ref_bicubic(xv, H, W, sizes[s][0], sizes[s][1], align, half, want);
-      dfx_tensor *y = resize("ResizeBicubic", x, (int32_t)sizes[s][0], (int32_t)sizes[s][1], align, half);
-      ct_expect(y, DFX_F32, 4, (int64_t[]){1, sizes[s][0], sizes[s][1], 1}, want, 1e-4, "bicubic");
-      dfx__tensor_unref(y);
-    }
-  dfx__tensor_unref(x);
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("ResizeBicubic", "T", dts);
+  for (int d = 0; d < nd; d++) {
+    double xv[20];
+    for (int i = 0; i < 20; i++) xv[i] = (ct_rand(&seed) + 1) * 50; /* >= 0: uint8 too */
+    dfx_tensor *x = ct_tensor(dts[d], 4, (int64_t[]){1, H, W, 1}, xv);
+    ct_read(x, xv);
+    int64_t sizes[3][2] = {{8, 7}, {3, 2}, {5, 9}};
+    for (int s = 0; s < 3; s++)
+      for (int mode = 0; mode < 3; mode++) {
+        int align = mode == 1, half = mode == 2;
+        double want[100];
+        ref_bicubic(xv, H, W, sizes[s][0], sizes[s][1], align, half, want);
+        dfx_tensor *y = resize("ResizeBicubic", x, (int32_t)sizes[s][0], (int32_t)sizes[s][1], align, half);
+        ct_expect(y, DFX_F32, 4, (int64_t[]){1, sizes[s][0], sizes[s][1], 1}, want, 1e-4, "bicubic");
+        dfx__tensor_unref(y);
+      }
+    dfx__tensor_unref(x);
+  }
 }
 
 Test(resize, errors) {
@@ -151,8 +162,8 @@ static dfx_tensor *crop(dfx_tensor *im, const float *boxes, int nb, const int32_
   return c == DFX_OK ? o[0] : NULL;
 }
 
-Test(resize, crop_and_resize) {
-  dfx_tensor *x = img(DFX_U8, 3, 3, 1);
+static void crop_cases(dfx_dtype dt) {
+  dfx_tensor *x = img(dt, 3, 3, 1);
   float b1[4] = {0, 0, 1, 1}, b2[4] = {0, 0, 0.5f, 0.5f}, b3[4] = {0.25f, 0.25f, 0.75f, 0.75f}, b4[4] = {-1, -1, 0, 0};
   int32_t i0 = 0, i1 = 1;
   dfx_tensor *y = crop(x, b1, 1, &i0, 3, 3, "bilinear", 0);
@@ -173,4 +184,10 @@ Test(resize, crop_and_resize) {
   cr_assert_null(crop(x, b1, 1, &i1, 2, 2, "bilinear", 0));
   cr_assert_null(crop(x, b1, 1, &i0, 0, 2, "bilinear", 0));
   dfx__tensor_unref(x);
+}
+
+Test(resize, crop_and_resize) {
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int nd = ct_declared("CropAndResize", "T", dts);
+  for (int d = 0; d < nd; d++) crop_cases(dts[d]);
 }

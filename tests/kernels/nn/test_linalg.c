@@ -270,3 +270,49 @@ Test(linalg, svd_qr_reconstruct) {
     dfx__tensor_unref(x);
   }
 }
+
+/* Each declared T (and Lu's output_idx_type) of each op against the float64
+ * kernel on the same values, which the tests above check by reconstruction.
+ * Entries are small multiples of 1/4, exact in every declared type. */
+static void sweep_declared(const char *op) {
+  dfx_dtype ts[DFX_DTYPE_END_], ix[DFX_DTYPE_END_];
+  int nt = nn_declared(op, "T", ts), ni = nn_declared_or(op, "output_idx_type", DFX_INVALID, ix);
+  int64_t dm[] = {3, 3}, dr[] = {3, 2};
+  double m[] = {4, 1, 0.5, 1, 3, -0.25, 0.5, -0.25, 2}, r[] = {1, -2, 0.5, 3, -1, 0.25};
+  const dfx_op_def *def = dfx__op_get(op);
+  bool ls = !strcmp(op, "MatrixSolveLs");
+  for (int a = 0; a < nt; a++)
+    for (int c = 0; c < ni; c++) {
+      dfx_tensor *got[3], *ref[3];
+      for (int pass = 0; pass < 2; pass++) {
+        dfx_dtype t = pass ? DFX_F64 : ts[a];
+        double l2 = 0;
+        dfx_tensor *in[] = {tfrom(t, 2, dm, m), tfrom(t, 2, dr, r), kh_tensor(DFX_F64, 0, NULL, &l2)};
+        dfx_node *n = kh_node_new(op);
+        kh_attr_type(n, "T", t);
+        if (ix[c] != DFX_INVALID) kh_attr_type(n, "output_idx_type", ix[c]);
+        char err[512];
+        cr_assert_eq(run1(n, in, def->n_in, pass ? ref : got, err), DFX_OK, "%s %s: %s", op, dfx_dtype_name(t), err);
+        unref_all(in, 3);
+        kh_node_free(n);
+      }
+      for (int o = 0; o < def->n_out; o++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s T=%s output %d", op, dfx_dtype_name(ts[a]), o);
+        cr_assert_eq(got[o]->count, ref[o]->count, "%s", what);
+        bool idx = o == 1 && !strcmp(op, "Lu");
+        cr_expect_eq(got[o]->dtype, idx ? ix[c] : ts[a], "%s", what);
+        for (int64_t i = 0; i < got[o]->count; i++)
+          EXPECT_NEAR(tget(got[o], i), tget(ref[o], i), idx ? 0 : ttol(ts[a]) * (ls ? 4 : 1), "%s [%lld]: %g vs %g",
+                      what, (long long)i, tget(got[o], i), tget(ref[o], i));
+      }
+      unref_all(got, def->n_out);
+      unref_all(ref, def->n_out);
+    }
+}
+
+Test(linalg, declared_dtypes_match_float64) {
+  const char *ops[] = {"MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky", "MatrixSolve",
+                       "MatrixTriangularSolve", "Svd", "Lu", "Qr", "MatrixSolveLs"};
+  for (unsigned i = 0; i < sizeof ops / sizeof *ops; i++) sweep_declared(ops[i]);
+}

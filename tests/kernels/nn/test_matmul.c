@@ -1,4 +1,6 @@
 /* test_matmul.c - MatMul / BatchMatMul / BatchMatMulV2 against a naive product. */
+#include <complex.h>
+
 #include "nn_test.h"
 
 static dfx_code mm(const char *op, dfx_tensor *a, dfx_tensor *b, bool ta, bool tb, dfx_tensor **y, char *err) {
@@ -51,25 +53,86 @@ static void check(const dfx_tensor *a, const dfx_tensor *b, const dfx_tensor *y,
   }
 }
 
-Test(matmul, dtypes_and_transposes) {
-  dfx_dtype types[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16, DFX_I32, DFX_I64, DFX_U8, DFX_U16};
-  for (unsigned ti = 0; ti < sizeof types / sizeof *types; ti++) {
-    for (int tr = 0; tr < 4; tr++) {
-      bool ta = tr & 1, tb = tr & 2;
-      int64_t m = 5, k = 7, n = 3;
-      int64_t da[] = {ta ? k : m, ta ? m : k}, db[] = {tb ? n : k, tb ? k : n};
-      dfx_dtype t = types[ti];
-      double lo = t == DFX_U8 || t == DFX_U16 ? 0 : -3;
-      dfx_tensor *a = trand(t, 2, da, lo, 3, 1 + tr), *b = trand(t, 2, db, lo, 3, 7 + tr), *y;
-      char err[512];
-      cr_assert_eq(mm("MatMul", a, b, ta, tb, &y, err), DFX_OK, "%s", err);
-      cr_assert_eq(y->dims[0], m);
-      cr_assert_eq(y->dims[1], n);
-      check(a, b, y, ta, tb);
-      dfx__tensor_unref(y);
-      dfx__tensor_unref(a);
-      dfx__tensor_unref(b);
+/* Every declared real dtype of each op, with each transpose/adjoint pair:
+ * MatMul on matrices, BatchMatMul on a batch of 2, BatchMatMulV2
+ * broadcasting y's batch of 1 (complex ones: complex_transpose_and_adjoint). */
+Test(matmul, declared_dtypes_and_transposes) {
+  const char *ops[] = {"MatMul", "BatchMatMul", "BatchMatMulV2"};
+  for (int o = 0; o < 3; o++) {
+    dfx_dtype types[DFX_DTYPE_END_];
+    int nt = nn_declared(ops[o], "T", types);
+    for (int ti = 0; ti < nt; ti++) {
+      for (int tr = 0; tr < 4 && !dfx__dtype_is_complex(types[ti]); tr++) {
+        bool ta = tr & 1, tb = tr & 2;
+        int64_t m = 5, k = 7, n = 3, nb = o == 0 ? 0 : 1;
+        int64_t da[] = {2, ta ? k : m, ta ? m : k}, db[] = {o == 2 ? 1 : 2, tb ? n : k, tb ? k : n};
+        dfx_dtype t = types[ti];
+        dfx_tensor *a = nn_rand(t, 2 + nb, da + 1 - nb, 1 + tr), *b = nn_rand(t, 2 + nb, db + 1 - nb, 7 + tr), *y;
+        char err[512];
+        cr_assert_eq(mm(ops[o], a, b, ta, tb, &y, err), DFX_OK, "%s %s: %s", ops[o], dfx_dtype_name(t), err);
+        cr_assert_eq(y->dtype, t);
+        cr_assert_eq(y->dims[nb], m);
+        cr_assert_eq(y->dims[nb + 1], n);
+        check(a, b, y, ta, tb);
+        dfx__tensor_unref(y);
+        dfx__tensor_unref(a);
+        dfx__tensor_unref(b);
+      }
     }
+  }
+}
+
+/* Element i of a complex tensor. */
+static double complex cget(const dfx_tensor *t, int64_t i) {
+  if (t->dtype == DFX_C64) return ((const float *)t->data)[2 * i] + I * ((const float *)t->data)[2 * i + 1];
+  return ((const double *)t->data)[2 * i] + I * ((const double *)t->data)[2 * i + 1];
+}
+
+/* A [rows, cols] complex matrix with parts in [-2, 2]. */
+static dfx_tensor *crand(dfx_dtype t, int64_t rows, int64_t cols, unsigned seed) {
+  int64_t d[] = {rows, cols}, d2[] = {rows, cols * 2};
+  dfx_tensor *parts = trand(t == DFX_C64 ? DFX_F32 : DFX_F64, 2, d2, -2, 2, seed);
+  dfx_tensor *x = kh_tensor(t, 2, d, parts->data);
+  dfx__tensor_unref(parts);
+  return x;
+}
+
+/* MatMul's transpose_a/b transpose; BatchMatMul's adj_x/y also conjugate. */
+Test(matmul, complex_transpose_and_adjoint) {
+  const char *ops[] = {"MatMul", "BatchMatMul", "BatchMatMulV2"};
+  for (int o = 0; o < 3; o++) {
+    dfx_dtype types[DFX_DTYPE_END_];
+    int nt = nn_declared(ops[o], "T", types), nc = 0;
+    for (int ti = 0; ti < nt; ti++) nc += dfx__dtype_is_complex(types[ti]);
+    cr_expect_eq(nc, 2, "%s declares both complex types", ops[o]);
+    for (int ti = 0; ti < nt; ti++)
+      for (int tr = 0; tr < 4 && dfx__dtype_is_complex(types[ti]); tr++) {
+        bool ta = tr & 1, tb = tr & 2, adj = o > 0;
+        int64_t m = 4, k = 5, n = 3;
+        dfx_tensor *a = crand(types[ti], ta ? k : m, ta ? m : k, 1 + tr), *b = crand(types[ti], tb ? n : k, tb ? k : n, 5 + tr);
+        dfx_tensor *y;
+        char err[512];
+        cr_assert_eq(mm(ops[o], a, b, ta, tb, &y, err), DFX_OK, "%s: %s", ops[o], err);
+        cr_assert_eq(y->dtype, types[ti]);
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            double complex s = 0;
+            for (int64_t p = 0; p < k; p++) {
+              double complex av = ta ? cget(a, p * m + i) : cget(a, i * k + p);
+              double complex bv = tb ? cget(b, j * k + p) : cget(b, p * n + j);
+              if (adj && ta) av = conj(av);
+              if (adj && tb) bv = conj(bv);
+              s += av * bv;
+            }
+            double complex g = cget(y, i * n + j);
+            double tol = (types[ti] == DFX_C64 ? 1e-5 : 1e-12) * (1 + cabs(s));
+            cr_expect(cabs(g - s) <= tol, "%s %s tr %d (%lld,%lld): got %g%+gi want %g%+gi", ops[o],
+                      dfx_dtype_name(types[ti]), tr, (long long)i, (long long)j, creal(g), cimag(g), creal(s), cimag(s));
+          }
+        dfx__tensor_unref(y);
+        dfx__tensor_unref(a);
+        dfx__tensor_unref(b);
+      }
   }
 }
 
