@@ -23,6 +23,26 @@ dfx_code dfx__g_bad_dtype(dfx_kctx *ctx, dfx_dtype dt) {
   return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op, dfx_dtype_name(dt));
 }
 
+dfx_code dfx__g_check_rows(dfx_kctx *ctx, const char *what, int64_t value, int64_t rows, int64_t inner,
+                           dfx_dtype dt) {
+  int64_t n;
+  if (rows == 0 || (rows > 0 && inner == 0)) return DFX_OK;
+  if (rows < 0 || inner < 0 || __builtin_mul_overflow(rows, inner, &n) ||
+      dfx__mul_size((size_t)n, dfx__dtype_storage(dt)) > dfx__tensor_limit())
+    return dfx__kctx_fail(ctx, DFX_ELIMIT, "%s = %lld is too large: the output would exceed the %zu-byte tensor limit",
+                          what, (long long)value, dfx__tensor_limit());
+  return DFX_OK;
+}
+
+dfx_code dfx__g_policy_init(const dfx_node *node, void **state, dfx_status *st) {
+  static const char ignore = 1;
+  const char *p = dfx__attr_str(node, "bad_indices_policy", "");
+  if (strcmp(p, "IGNORE") == 0) *state = (void *)&ignore;
+  else if (*p && strcmp(p, "DEFAULT") != 0 && strcmp(p, "ERROR") != 0)
+    return dfx__status_set(st, DFX_EINVAL, "bad_indices_policy = '%s' is not one of '', 'DEFAULT', 'ERROR', 'IGNORE'", p);
+  return DFX_OK;
+}
+
 /* Integer loops wrap on overflow (computed in the unsigned type). Returns 1 on
  * division by zero. */
 #define DEF_INT(NAME, T, SIGNED)                                                   \
