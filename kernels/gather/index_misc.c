@@ -98,9 +98,9 @@ static dfx_code histogram_fixed_width(dfx_kctx *ctx) {
     }
     double q = d / step;
     if (q > top) q = top;
-    int64_t bin = (int64_t)(int32_t)q;
-    if (isnan(q) || bin < 0) bin = 0; /* keep NaN from writing out of range */
-    if (bin >= nbins) bin = nbins - 1;
+    /* NaN and negative quotients (a wrapped integer range) go to bin 0
+     * without an out-of-range float-to-int conversion. */
+    int64_t bin = q >= 0 ? (int64_t)(int32_t)q : 0;
     if (ot == DFX_I32) ((int32_t *)out->data)[bin]++;
     else ((int64_t *)out->data)[bin]++;
   }
