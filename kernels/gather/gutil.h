@@ -10,11 +10,13 @@
 
 /* Dtype sets for the kernels' `types` strings (kernel.h). DFX_G_REAL is
  * what dfx__g_apply's arithmetic and dfx__g_fill handle (integers, float,
- * double, the half types); DFX_G_COPY what element copies handle (every
+ * double, the half types), DFX_G_NUM adds complex for the ops without an
+ * order (add, sub, mul, div); DFX_G_COPY what element copies handle (every
  * fixed-size dtype and strings, not resource or variant handles);
  * DFX_G_HASHABLE what unique.c hashes and compares as TF does. */
 #define DFX_G_REAL_LIST "int8, int16, int32, int64, uint8, uint16, uint32, uint64, half, bfloat16, float, double"
 #define DFX_G_REAL "{" DFX_G_REAL_LIST "}"
+#define DFX_G_NUM "{" DFX_G_REAL_LIST ", complex64, complex128}"
 #define DFX_G_COPY \
   "{" DFX_G_REAL_LIST ", complex64, complex128, bool, qint8, quint8, qint16, quint16, qint32, string}"
 #define DFX_G_HASHABLE "{" DFX_G_REAL_LIST ", bool, string}"
@@ -54,20 +56,19 @@ static inline void gset_idx(dfx_tensor *t, int64_t i, int64_t v) {
   else ((int64_t *)t->data)[i] = v;
 }
 
-/* True when dfx_gop arithmetic is implemented for dt (not complex/quantized). */
-bool dfx__g_numeric(dfx_dtype dt);
-
 /* dst[i] = op(dst[i], src[i * src_stride]) for i < n (src_stride 0 broadcasts a
- * scalar). Elements are dt. Strings support SET and ADD (concatenation), bool
- * SET, ADD (or), MUL (and), MAX (or) and MIN (and). Fails via ctx on integer
- * division by zero, out of memory or an unsupported dtype. */
+ * scalar). Elements are dt. Every op for DFX_G_REAL; complex all but MAX and
+ * MIN; strings SET and ADD (concatenation); bool SET, ADD (or), MUL (and),
+ * MAX (or) and MIN (and); other fixed-size dtypes SET. Fails via ctx on
+ * integer division by zero, out of memory or an unsupported dtype. */
 dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const void *src, int64_t n,
                       int64_t src_stride);
 
 /* Copies n elements (strings deep-copied; old dst strings freed). */
 dfx_code dfx__g_copy(dfx_kctx *ctx, dfx_dtype dt, void *dst, const void *src, int64_t n);
 
-/* Fills n elements of dt with the given value; fails for an unsupported dtype. */
+/* Fills n elements of dt with the given value (DFX_G_REAL, bool; complex
+ * ZERO and ONE); fails for an unsupported dtype. */
 dfx_code dfx__g_fill(dfx_kctx *ctx, dfx_dtype dt, void *dst, int64_t n, dfx_gfill v);
 
 /* Divides each of n elements by count (SegmentMean). */

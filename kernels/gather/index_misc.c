@@ -134,7 +134,6 @@ static dfx_code sparse_tensor_dense_add(dfx_kctx *ctx) {
                           (long long)vals->count, b->ndims, (long long)nnz, DFX_SHAPE_STR(ix, b1),
                           DFX_SHAPE_STR(vals, b2), DFX_SHAPE_STR(b, b3));
   dfx_dtype dt = (dfx_dtype)b->dtype;
-  if (!dfx__g_numeric(dt)) return dfx__g_bad_dtype(ctx, dt);
   for (int64_t i = 0; i < nnz; i++)
     for (int64_t d = 0; d < nd; d++) {
       int64_t v = gidx(ix, i * nd + d);
@@ -403,7 +402,7 @@ static const dfx_kernel_def kernels[] = {
     {"Bincount", "T: {int32, int64, float, double}", bincount, DFX_KERNEL_CHEAP, NULL, NULL},
     {"HistogramFixedWidth", "T: {int32, int64, float, double}; dtype: {int32, int64}", histogram_fixed_width,
      DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SparseTensorDenseAdd", "T: " DFX_G_REAL "; Tindices: {int32, int64}", sparse_tensor_dense_add,
+    {"SparseTensorDenseAdd", "T: " DFX_G_NUM "; Tindices: {int32, int64}", sparse_tensor_dense_add,
      DFX_KERNEL_CHEAP, NULL, NULL},
     {"RaggedRange", "T: {bfloat16, float, double, int32, int64}; Tsplits: {int32, int64}", ragged_range,
      DFX_KERNEL_CHEAP, NULL, NULL},

@@ -41,7 +41,6 @@ static dfx_code assign_update(dfx_kctx *ctx, dfx_gop op) {
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "Cannot update variable with shape %s using a Tensor with shape %s, shapes must be equal.",
                           DFX_SHAPE_STR(lhs, b1), DFX_SHAPE_STR(rhs, b2));
-  if (!dfx__g_numeric((dfx_dtype)lhs->dtype)) return dfx__g_bad_dtype(ctx, (dfx_dtype)lhs->dtype);
   dfx_tensor *out = copy_input(ctx);
   if (!out) return ctx->st->code;
   return dfx__g_apply(ctx, (dfx_dtype)out->dtype, op, out->data, rhs->data, out->count, 1);
@@ -55,7 +54,6 @@ static dfx_code scatter_first(dfx_kctx *ctx, dfx_gop op) {
   const dfx_tensor *p = ctx->in[0], *ix = ctx->in[1], *up = ctx->in[2];
   char b1[128], b2[128], b3[128];
   dfx_dtype dt = (dfx_dtype)p->dtype;
-  if (op != DFX_GOP_SET && !dfx__g_numeric(dt)) return dfx__g_bad_dtype(ctx, dt);
   if (p->ndims < 1)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "params must be at least 1-D, got shape %s", DFX_SHAPE_STR(p, b1));
   bool scalar = up->ndims == 0;
@@ -177,7 +175,6 @@ static dfx_code scatter_nd(dfx_kctx *ctx) {
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %lld must be >= 0", (long long)dims[i]);
   }
   dfx_dtype dt = (dfx_dtype)ctx->in[1]->dtype;
-  if (!dfx__g_numeric(dt) && dt != DFX_BOOL && dt != DFX_STRING) return dfx__g_bad_dtype(ctx, dt);
   int64_t count = dfx__shape_count((int)sh->count, dims);
   if (count < 0 || dfx__mul_size((size_t)count, dfx__dtype_storage(dt)) > dfx__tensor_limit())
     return dfx__kctx_fail(ctx, DFX_ELIMIT, "shape = %s is too large: the output would exceed the %zu-byte tensor limit",
@@ -189,9 +186,6 @@ static dfx_code scatter_nd(dfx_kctx *ctx) {
 }
 
 static dfx_code scatter_nd_ref(dfx_kctx *ctx, dfx_gop op) {
-  dfx_dtype dt = (dfx_dtype)ctx->in[0]->dtype;
-  if (op != DFX_GOP_SET && !dfx__g_numeric(dt) && !(dt == DFX_BOOL && op == DFX_GOP_ADD))
-    return dfx__g_bad_dtype(ctx, dt);
   dfx_tensor *out = copy_input(ctx);
   if (!out) return ctx->st->code;
   return scatter_nd_into(ctx, out, ctx->in[1], ctx->in[2], op);
@@ -206,33 +200,34 @@ static dfx_code scatter_nd_min(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_G
 #define ANY_T "T: {" DFX_G_REAL_LIST ", complex64, complex128, bool, qint8, quint8, qint16, quint16, qint32, string, resource, variant}"
 #define COPY_T "T: " DFX_G_COPY
 #define REAL_T "T: " DFX_G_REAL
+#define NUM_T "T: " DFX_G_NUM
 #define MINMAX_T "T: {half, bfloat16, float, double, int32, int64}"
 #define IDX "; Tindices: {int32, int64}"
 #define P dfx__g_policy_init
 static const dfx_kernel_def kernels[] = {
     {"Assign", ANY_T, assign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AssignAdd", REAL_T, assign_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AssignSub", REAL_T, assign_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AssignAdd", NUM_T, assign_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AssignSub", NUM_T, assign_sub, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterUpdate", COPY_T IDX, scatter_update, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterAdd", REAL_T IDX, scatter_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterSub", REAL_T IDX, scatter_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterMul", REAL_T IDX, scatter_mul, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterDiv", REAL_T IDX, scatter_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterAdd", NUM_T IDX, scatter_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterSub", NUM_T IDX, scatter_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterMul", NUM_T IDX, scatter_mul, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterDiv", NUM_T IDX, scatter_div, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterMax", MINMAX_T IDX, scatter_max, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterMin", MINMAX_T IDX, scatter_min, DFX_KERNEL_CHEAP, NULL, NULL},
     /* Duplicate indices add: strings concatenate, bools or. */
-    {"ScatterNd", "T: {" DFX_G_REAL_LIST ", bool, string}; Tindices: {int16, int32, int64}", scatter_nd,
+    {"ScatterNd", "T: {" DFX_G_REAL_LIST ", complex64, complex128, bool, string}; Tindices: {int16, int32, int64}", scatter_nd,
      DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdUpdate", COPY_T IDX, scatter_nd_update, DFX_KERNEL_CHEAP, P, NULL},
-    {"ScatterNdAdd", REAL_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
-    {"ScatterNdSub", REAL_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdAdd", NUM_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdSub", NUM_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdMax", REAL_T IDX, scatter_nd_max, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdMin", REAL_T IDX, scatter_nd_min, DFX_KERNEL_CHEAP, P, NULL},
-    {"ScatterNdNonAliasingAdd", "T: {" DFX_G_REAL_LIST ", bool}" IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdNonAliasingAdd", "T: {" DFX_G_REAL_LIST ", complex64, complex128, bool}" IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
     {"TensorScatterUpdate", COPY_T "; Tindices: {int16, int32, int64, uint16}", scatter_nd_update, DFX_KERNEL_CHEAP,
      P, NULL},
-    {"TensorScatterAdd", REAL_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
-    {"TensorScatterSub", REAL_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
+    {"TensorScatterAdd", NUM_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"TensorScatterSub", NUM_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
     {"TensorScatterMax", REAL_T IDX, scatter_nd_max, DFX_KERNEL_CHEAP, P, NULL},
     {"TensorScatterMin", REAL_T IDX, scatter_nd_min, DFX_KERNEL_CHEAP, P, NULL},
     {NULL}};

@@ -11,7 +11,6 @@ static dfx_code unsorted(dfx_kctx *ctx, dfx_gop op, dfx_gfill init) {
   const dfx_tensor *data = ctx->in[0], *ids = ctx->in[1], *ns = ctx->in[2];
   char b1[128], b2[128];
   dfx_dtype dt = (dfx_dtype)data->dtype;
-  if (!dfx__g_numeric(dt)) return dfx__g_bad_dtype(ctx, dt);
   if (ns->ndims != 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "num_segments should be a scalar, not shape %s", DFX_SHAPE_STR(ns, b1));
   int64_t nseg = gidx(ns, 0);
@@ -60,7 +59,6 @@ static dfx_code umin(dfx_kctx *ctx) { return unsorted(ctx, DFX_GOP_MIN, DFX_GFIL
 static dfx_code sorted(dfx_kctx *ctx, dfx_gop op, bool mean) {
   const dfx_tensor *data = ctx->in[0], *ids = ctx->in[1];
   dfx_dtype dt = (dfx_dtype)data->dtype;
-  if (!dfx__g_numeric(dt)) return dfx__g_bad_dtype(ctx, dt);
   if (ids->ndims != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "segment_ids should be a vector.");
   if (data->ndims < 1 || ids->count != data->dims[0])
     return dfx__kctx_fail(ctx, DFX_EINVAL, "segment_ids should be the same size as dimension 0 of input.");
@@ -110,16 +108,17 @@ static dfx_code smax(dfx_kctx *ctx) { return sorted(ctx, DFX_GOP_MAX, false); }
 static dfx_code smin(dfx_kctx *ctx) { return sorted(ctx, DFX_GOP_MIN, false); }
 
 #define REAL_T "T: " DFX_G_REAL
+#define NUM_T "T: " DFX_G_NUM
 #define IDX "; Tindices: {int32, int64}"
 #define NSEG "; Tnumsegments: {int32, int64}"
 static const dfx_kernel_def kernels[] = {
-    {"UnsortedSegmentSum", REAL_T "; Tindices: {int16, int32, int64}" NSEG, usum, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"UnsortedSegmentProd", REAL_T IDX NSEG, uprod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UnsortedSegmentSum", NUM_T "; Tindices: {int16, int32, int64}" NSEG, usum, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UnsortedSegmentProd", NUM_T IDX NSEG, uprod, DFX_KERNEL_CHEAP, NULL, NULL},
     {"UnsortedSegmentMax", REAL_T IDX NSEG, umax, DFX_KERNEL_CHEAP, NULL, NULL},
     {"UnsortedSegmentMin", REAL_T IDX NSEG, umin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentSum", REAL_T IDX, ssum, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentMean", REAL_T IDX, smean, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SegmentProd", REAL_T IDX, sprod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentSum", NUM_T IDX, ssum, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentMean", NUM_T IDX, smean, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SegmentProd", NUM_T IDX, sprod, DFX_KERNEL_CHEAP, NULL, NULL},
     {"SegmentMax", REAL_T IDX, smax, DFX_KERNEL_CHEAP, NULL, NULL},
     {"SegmentMin", REAL_T IDX, smin, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};

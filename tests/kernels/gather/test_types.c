@@ -3,6 +3,7 @@
  * declared dtype of each type attr runs on a small input and is checked
  * against a naive reference, and each dtype TensorFlow allows but the row
  * leaves out is refused at lookup with a message naming the attr and dtype. */
+#include <complex.h>
 #include <float.h>
 #include <math.h>
 
@@ -28,10 +29,20 @@ static const dfx_registry *registry(void) {
 
 /* ---- tensors of any dtype ---- */
 
-/* Stores v (a small integer; 0/1 for bool) as element i. Integers wrap like
+/* Test values are complex so that one reference serves every dtype; real
+ * dtypes keep the real part. */
+typedef double complex cv;
+
+static bool is_complex(dfx_dtype dt) { return dt == DFX_C64 || dt == DFX_C128; }
+
+/* The value x stands for in dt: x + (x + d)i for complex dtypes. */
+static cv cval(dfx_dtype dt, double x, double d) { return is_complex(dt) ? x + (x + d) * I : x; }
+
+/* Stores v (small integers; 0/1 for bool) as element i. Integers wrap like
  * the kernels' unsigned arithmetic. */
-static void tset(dfx_tensor *t, int64_t i, double v) {
+static void tset(dfx_tensor *t, int64_t i, cv cvalue) {
   void *p = t->data;
+  double v = creal(cvalue);
   switch (t->dtype) {
 #define CASE(DT, T) \
   case DT: ((T *)p)[i] = (T)(int64_t)v; break;
@@ -43,27 +54,38 @@ static void tset(dfx_tensor *t, int64_t i, double v) {
     case DFX_F16: ((uint16_t *)p)[i] = dfx__f32_to_f16((float)v); break;
     case DFX_BF16: ((uint16_t *)p)[i] = dfx__f32_to_bf16((float)v); break;
     case DFX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case DFX_C64: ((float complex *)p)[i] = (float complex)cvalue; break;
+    case DFX_C128: ((double complex *)p)[i] = cvalue; break;
     default: cr_assert_fail("tset: dtype %s", dfx_dtype_name((dfx_dtype)t->dtype));
   }
 }
 
-static double tget(const dfx_tensor *t, int64_t i) { return dfx__tensor_get_f64(t, i); }
+static cv tget(const dfx_tensor *t, int64_t i) {
+  if (t->dtype == DFX_C64) return ((const float complex *)t->data)[i];
+  if (t->dtype == DFX_C128) return ((const double complex *)t->data)[i];
+  return dfx__tensor_get_f64(t, i);
+}
 
 /* v rounded to dt as a kernel computing in dt would store it. */
-static double in_dtype(dfx_dtype dt, double v) {
+static cv in_dtype(dfx_dtype dt, cv v) {
   const int64_t one[] = {1};
   dfx_tensor *t = dfx__tensor_alloc(dt, 1, one, NULL);
   tset(t, 0, v);
-  double r = tget(t, 0);
+  cv r = tget(t, 0);
   dfx__tensor_unref(t);
   return r;
 }
 
-static dfx_tensor *tvals(dfx_dtype dt, int nd, const int64_t *dims, const double *v) {
+/* Elements cval(dt, v[i], d). */
+static dfx_tensor *tvals_im(dfx_dtype dt, int nd, const int64_t *dims, const double *v, double d) {
   dfx_tensor *t = dfx__tensor_alloc(dt, nd, dims, NULL);
   cr_assert(t);
-  for (int64_t i = 0; i < t->count; i++) tset(t, i, v[i]);
+  for (int64_t i = 0; i < t->count; i++) tset(t, i, cval(dt, v[i], d));
   return t;
+}
+
+static dfx_tensor *tvals(dfx_dtype dt, int nd, const int64_t *dims, const double *v) {
+  return tvals_im(dt, nd, dims, v, 1);
 }
 
 /* Distinct-looking elements for copy kernels: strings, bools, or bytes. */
@@ -120,13 +142,14 @@ static void trun(const tcase *c, const dfx_dtype *t, dfx_node *n, dfx_tensor **i
   kh_node_free(n);
 }
 
-static void expect_vals(const tcase *c, const dfx_dtype *t, const dfx_tensor *o, dfx_dtype dt, const double *want,
+static void expect_vals(const tcase *c, const dfx_dtype *t, const dfx_tensor *o, dfx_dtype dt, const cv *want,
                         int64_t n) {
   cr_assert_eq(o->dtype, dt, "%s: output dtype %s", label(c, t), dfx_dtype_name((dfx_dtype)o->dtype));
   /* want[] holds values already in dt (exact small integers, or rounded). */
   cr_assert_eq(o->count, n, "%s: %lld elements, want %lld", label(c, t), (long long)o->count, (long long)n);
   for (int64_t i = 0; i < n; i++)
-    cr_expect_eq(tget(o, i), want[i], "%s: [%lld] %g want %g", label(c, t), (long long)i, tget(o, i), want[i]);
+    cr_expect(tget(o, i) == want[i], "%s: [%lld] %g%+gi want %g%+gi", label(c, t), (long long)i, creal(tget(o, i)),
+              cimag(tget(o, i)), creal(want[i]), cimag(want[i]));
 }
 
 /* out[i] equals src[from[i]] for every i (from[i] < 0: a zero element). */
@@ -263,15 +286,16 @@ static void run_unique(const tcase *c, const dfx_dtype *t) {
 
 /* ---- arithmetic kernels ---- */
 
-/* The combine step of op on a and b, rounded to dt. */
-static double apply(const char *op, double a, double b, dfx_dtype dt) {
-  double r;
-  if (strstr(op, "Add") || strstr(op, "Sum") || strstr(op, "Mean")) r = dt == DFX_BOOL ? (a || b) : a + b;
+/* The combine step of op on a and b, rounded to dt. Test values keep
+ * complex quotients exact: divisors are u + ui, so |b|^2 is a power of 2. */
+static cv apply(const char *op, cv a, cv b, dfx_dtype dt) {
+  cv r;
+  if (strstr(op, "Add") || strstr(op, "Sum") || strstr(op, "Mean")) r = dt == DFX_BOOL ? (a != 0 || b != 0) : a + b;
   else if (strstr(op, "Sub")) r = a - b;
   else if (strstr(op, "Mul") || strstr(op, "Prod")) r = a * b;
-  else if (strstr(op, "Div")) r = dfx__dtype_is_int(dt) ? trunc(a / b) : a / b;
-  else if (strstr(op, "Max")) r = a > b ? a : b;
-  else if (strstr(op, "Min")) r = a < b ? a : b;
+  else if (strstr(op, "Div")) r = dfx__dtype_is_int(dt) ? trunc(creal(a) / creal(b)) : a / b;
+  else if (strstr(op, "Max")) r = creal(a) > creal(b) ? a : b;
+  else if (strstr(op, "Min")) r = creal(a) < creal(b) ? a : b;
   else r = b;
   return in_dtype(dt, r);
 }
@@ -287,16 +311,19 @@ static void run_arith(const tcase *c, const dfx_dtype *t) {
   dfx_dtype dt = t[0];
   const double *r = dt == DFX_BOOL ? rb : rv, *u = dt == DFX_BOOL ? ub : uv;
   dfx_tensor *in[3] = {tvals(dt, 2, rd, r), NULL, NULL}, *out[1] = {0};
-  double want[6];
-  for (int i = 0; i < 6; i++) want[i] = in_dtype(dt, r[i]);
+  cv want[6];
+  for (int i = 0; i < 6; i++) want[i] = in_dtype(dt, cval(dt, r[i], 1));
   if (assign) {
-    in[1] = tvals(dt, 2, rd, u);
-    for (int i = 0; i < 6; i++) want[i] = apply(c->op, want[i], u[i], dt);
+    in[1] = tvals_im(dt, 2, rd, u, 0);
+    for (int i = 0; i < 6; i++) want[i] = apply(c->op, want[i], cval(dt, u[i], 0), dt);
   } else {
     in[1] = tvals(t[1], nd ? 2 : 1, nd ? id2 : id1, iv);
-    in[2] = tvals(dt, 2, rd, u);
+    in[2] = tvals_im(dt, 2, rd, u, 0);
     for (int k = 0; k < 3; k++)
-      for (int j = 0; j < 2; j++) want[(int)iv[k] * 2 + j] = apply(c->op, want[(int)iv[k] * 2 + j], u[k * 2 + j], dt);
+      for (int j = 0; j < 2; j++) {
+        cv *w = &want[(int)iv[k] * 2 + j];
+        *w = apply(c->op, *w, cval(dt, u[k * 2 + j], 0), dt);
+      }
   }
   trun(c, t, tnode(c, t), in, assign ? 2 : 3, out);
   expect_vals(c, t, out[0], dt, want, 6);
@@ -319,9 +346,12 @@ static void run_scatter_nd(const tcase *c, const dfx_dtype *t) {
     g_expect_str(out[0], want, 6);
   } else {
     const double *u = dt == DFX_BOOL ? ub : uv;
-    double want[6] = {0};
+    cv want[6] = {0};
     for (int k = 0; k < 3; k++)
-      for (int j = 0; j < 2; j++) want[(int)iv[k] * 2 + j] = apply("Add", want[(int)iv[k] * 2 + j], u[k * 2 + j], dt);
+      for (int j = 0; j < 2; j++) {
+        cv *w = &want[(int)iv[k] * 2 + j];
+        *w = apply("Add", *w, cval(dt, u[k * 2 + j], 1), dt);
+      }
     expect_vals(c, t, out[0], dt, want, 6);
   }
   g_unref_all(out, 1);
@@ -356,7 +386,8 @@ static void run_segment(const tcase *c, const dfx_dtype *t) {
   dfx_tensor *in[3] = {tvals(dt, 2, dd, dv), tvals(t[1], 1, id, ids), uns ? tvals(t[2], 0, NULL, (double[]){4}) : NULL},
              *out[1] = {0};
   /* Empty segments: 0, 1 for Prod, lowest/highest for unsorted Max/Min. */
-  double want[8], cnt[4] = {0};
+  cv want[8];
+  double cnt[4] = {0};
   bool mx = strstr(c->op, "Max") != NULL, mn = strstr(c->op, "Min") != NULL, prod = strstr(c->op, "Prod") != NULL;
   for (int i = 0; i < nseg * 2; i++) want[i] = prod ? 1 : uns && (mx || mn) ? limit_of(dt, mn) : 0;
   bool seen[4] = {0};
@@ -364,7 +395,7 @@ static void run_segment(const tcase *c, const dfx_dtype *t) {
     int s = (int)ids[k];
     if (s < 0) continue;
     for (int j = 0; j < 2; j++) {
-      double *w = &want[s * 2 + j], v = dv[k * 2 + j];
+      cv *w = &want[s * 2 + j], v = cval(dt, dv[k * 2 + j], 1);
       *w = !uns && !seen[s] ? v : apply(c->op, *w, v, dt);
     }
     seen[s] = true;
@@ -381,7 +412,7 @@ static void run_segment(const tcase *c, const dfx_dtype *t) {
 static void run_invperm(const tcase *c, const dfx_dtype *t) {
   const int64_t d[] = {4};
   const double xv[] = {2, 0, 3, 1};
-  double want[4];
+  cv want[4];
   for (int i = 0; i < 4; i++) want[(int)xv[i]] = i;
   dfx_tensor *in[1] = {tvals(t[0], 1, d, xv)}, *out[1] = {0};
   trun(c, t, tnode(c, t), in, 1, out);
@@ -393,7 +424,7 @@ static void run_bincount(const tcase *c, const dfx_dtype *t) {
   const int64_t d[] = {5};
   const int32_t av[] = {1, 1, 3, 0, 5};
   const double wv[] = {1, 2, 3, 4, 5};
-  double want[4] = {0};
+  cv want[4] = {0};
   for (int i = 0; i < 5; i++)
     if (av[i] < 4) want[av[i]] += wv[i];
   dfx_tensor *in[3] = {kh_i32(1, d, av), kh_scalar_i32(4), tvals(t[0], 1, d, wv)}, *out[1] = {0};
@@ -405,7 +436,7 @@ static void run_bincount(const tcase *c, const dfx_dtype *t) {
 static void run_histogram(const tcase *c, const dfx_dtype *t) {
   const int64_t d[] = {7}, rd[] = {2};
   const double vv[] = {0, 1, 2, 5, 9, 10, -3}, rv[] = {0, 10};
-  double want[5] = {0};
+  cv want[5] = {0};
   for (int i = 0; i < 7; i++) {
     double b = floor((vv[i] - rv[0]) / (rv[1] - rv[0]) * 5);
     want[b < 0 ? 0 : b > 4 ? 4 : (int)b]++;
@@ -419,10 +450,10 @@ static void run_histogram(const tcase *c, const dfx_dtype *t) {
 static void run_sparse_add(const tcase *c, const dfx_dtype *t) {
   const int64_t id[] = {2, 2}, vd[] = {2}, sd[] = {2}, bd[] = {3, 2};
   const double iv[] = {0, 1, 2, 0}, vv[] = {3, 4}, sv[] = {3, 2}, bv[] = {1, 2, 3, 4, 5, 6};
-  double want[6];
-  for (int i = 0; i < 6; i++) want[i] = bv[i];
-  want[1] += vv[0];
-  want[4] += vv[1];
+  cv want[6];
+  for (int i = 0; i < 6; i++) want[i] = cval(t[0], bv[i], 1);
+  want[1] += cval(t[0], vv[0], 1);
+  want[4] += cval(t[0], vv[1], 1);
   dfx_tensor *in[4] = {tvals(t[1], 2, id, iv), tvals(t[0], 1, vd, vv), tvals(t[1], 1, sd, sv), tvals(t[0], 2, bd, bv)},
              *out[1] = {0};
   trun(c, t, tnode(c, t), in, 4, out);
@@ -433,7 +464,7 @@ static void run_sparse_add(const tcase *c, const dfx_dtype *t) {
 static void run_ragged(const tcase *c, const dfx_dtype *t) {
   const int64_t d[] = {2};
   const double sv[] = {0, 5}, lv[] = {4, 1}, dv[] = {2, -2};
-  double want[8], splits[3] = {0};
+  cv want[8], splits[3] = {0};
   int n = 0;
   for (int r = 0; r < 2; r++) {
     for (double v = sv[r]; dv[r] > 0 ? v < lv[r] : v > lv[r]; v += dv[r]) want[n++] = v;
@@ -450,7 +481,8 @@ static void run_bitpack(const tcase *c, const dfx_dtype *t) {
   const int64_t d[] = {2, 8};
   const double xv[] = {0, 3, 1, 5, 2, 2, 7, 0, 4, 4, 4, 4, 0, 0, 0, 1};
   const double th = t[0] == DFX_BOOL ? 1 : 2;
-  double bits[16], want[2] = {0};
+  double bits[16];
+  cv want[2] = {0};
   for (int i = 0; i < 16; i++) bits[i] = t[0] == DFX_BOOL ? (double)((int)xv[i] & 1) : xv[i];
   for (int i = 0; i < 16; i++)
     want[i / 8] = want[i / 8] * 2 + (t[0] == DFX_BOOL ? bits[i] != 0 : bits[i] > th);
@@ -463,7 +495,7 @@ static void run_bitpack(const tcase *c, const dfx_dtype *t) {
 static void run_cross(const tcase *c, const dfx_dtype *t) {
   const int64_t d[] = {2, 3};
   const double av[] = {2, 1, 0, 1, 2, 3}, bv[] = {0, 3, 1, 3, 2, 1};
-  double want[6];
+  cv want[6];
   for (int r = 0; r < 2; r++) {
     const double *a = av + 3 * r, *b = bv + 3 * r;
     want[3 * r] = a[1] * b[2] - a[2] * b[1];
