@@ -27,9 +27,10 @@ dfx_code dfx__g_check_rows(dfx_kctx *ctx, const char *what, int64_t value, int64
 dfx_code dfx__g_policy_init(const dfx_node *node, void **state, dfx_status *st) {
   static const char ignore = 1;
   const char *p = dfx__attr_str(node, "bad_indices_policy", "");
-  if (strcmp(p, "IGNORE") == 0) *state = (void *)&ignore;
-  else if (*p && strcmp(p, "DEFAULT") != 0 && strcmp(p, "ERROR") != 0)
-    return dfx__status_set(st, DFX_EINVAL, "bad_indices_policy = '%s' is not one of '', 'DEFAULT', 'ERROR', 'IGNORE'", p);
+  if (*p && strcmp(p, "DEFAULT") != 0 && strcmp(p, "ERROR") != 0 && strcmp(p, "IGNORE") != 0)
+    return dfx__status_set(st, DFX_EINVAL, "bad_indices_policy = '%s' is not one of '', 'DEFAULT', 'ERROR', 'IGNORE'",
+                           p);
+  *state = strcmp(p, "IGNORE") == 0 ? (void *)&ignore : NULL;
   return DFX_OK;
 }
 

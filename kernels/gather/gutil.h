@@ -15,10 +15,11 @@
  * fixed-size dtype and strings, not resource or variant handles);
  * DFX_G_HASHABLE what unique.c hashes and compares as TF does. */
 #define DFX_G_REAL_LIST "int8, int16, int32, int64, uint8, uint16, uint32, uint64, half, bfloat16, float, double"
+#define DFX_G_NUM_LIST DFX_G_REAL_LIST ", complex64, complex128"
+#define DFX_G_QUANT_LIST "qint8, quint8, qint16, quint16, qint32"
 #define DFX_G_REAL "{" DFX_G_REAL_LIST "}"
-#define DFX_G_NUM "{" DFX_G_REAL_LIST ", complex64, complex128}"
-#define DFX_G_COPY \
-  "{" DFX_G_REAL_LIST ", complex64, complex128, bool, qint8, quint8, qint16, quint16, qint32, string}"
+#define DFX_G_NUM "{" DFX_G_NUM_LIST "}"
+#define DFX_G_COPY "{" DFX_G_NUM_LIST ", bool, " DFX_G_QUANT_LIST ", string}"
 #define DFX_G_HASHABLE "{" DFX_G_REAL_LIST ", bool, string}"
 
 /* Combine ops: dst = op(dst, src). */

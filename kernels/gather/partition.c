@@ -28,7 +28,9 @@ static dfx_code dynamic_partition(dfx_kctx *ctx) {
     counts[pv[k]]++;
   }
   dfx_dtype dt = (dfx_dtype)data->dtype;
-  int64_t od[DFX_MAX_DIMS], inner = gprod(data->dims, parts->ndims, data->ndims), left = DFX_G_POLL_EVERY;
+  /* Scalar partitions make the outputs one rank more than data: room for
+   * that, and dfx__kctx_alloc refuses ranks past DFX_MAX_DIMS. */
+  int64_t od[DFX_MAX_DIMS + 1], inner = gprod(data->dims, parts->ndims, data->ndims), left = DFX_G_POLL_EVERY;
   int on = 1;
   for (int i = parts->ndims; i < data->ndims; i++) od[on++] = data->dims[i];
   dfx_code c = DFX_OK;
@@ -73,7 +75,7 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
       if (v[k] > max_index) max_index = v[k];
     }
   }
-  int64_t od[DFX_MAX_DIMS], inner = gprod(d0->dims, i0->ndims, d0->ndims), left = DFX_G_POLL_EVERY;
+  int64_t od[DFX_MAX_DIMS + 1], inner = gprod(d0->dims, i0->ndims, d0->ndims), left = DFX_G_POLL_EVERY;
   int on = 1;
   od[0] = max_index + 1;
   for (int k = i0->ndims; k < d0->ndims; k++) od[on++] = d0->dims[k];

@@ -197,7 +197,7 @@ static dfx_code scatter_nd_max(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_G
 static dfx_code scatter_nd_min(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_GOP_MIN); }
 
 /* Assign only forwards its value, whatever it holds. */
-#define ANY_T "T: {" DFX_G_REAL_LIST ", complex64, complex128, bool, qint8, quint8, qint16, quint16, qint32, string, resource, variant}"
+#define ANY_T "T: {" DFX_G_NUM_LIST ", bool, " DFX_G_QUANT_LIST ", string, resource, variant}"
 #define COPY_T "T: " DFX_G_COPY
 #define REAL_T "T: " DFX_G_REAL
 #define NUM_T "T: " DFX_G_NUM
@@ -216,14 +216,14 @@ static const dfx_kernel_def kernels[] = {
     {"ScatterMax", MINMAX_T IDX, scatter_max, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterMin", MINMAX_T IDX, scatter_min, DFX_KERNEL_CHEAP, NULL, NULL},
     /* Duplicate indices add: strings concatenate, bools or. */
-    {"ScatterNd", "T: {" DFX_G_REAL_LIST ", complex64, complex128, bool, string}; Tindices: {int16, int32, int64}", scatter_nd,
+    {"ScatterNd", "T: {" DFX_G_NUM_LIST ", bool, string}; Tindices: {int16, int32, int64}", scatter_nd,
      DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdUpdate", COPY_T IDX, scatter_nd_update, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdAdd", NUM_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdSub", NUM_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdMax", REAL_T IDX, scatter_nd_max, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdMin", REAL_T IDX, scatter_nd_min, DFX_KERNEL_CHEAP, P, NULL},
-    {"ScatterNdNonAliasingAdd", "T: {" DFX_G_REAL_LIST ", complex64, complex128, bool}" IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdNonAliasingAdd", "T: {" DFX_G_NUM_LIST ", bool}" IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
     {"TensorScatterUpdate", COPY_T "; Tindices: {int16, int32, int64, uint16}", scatter_nd_update, DFX_KERNEL_CHEAP,
      P, NULL},
     {"TensorScatterAdd", NUM_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},

@@ -249,6 +249,31 @@ Test(hostile, empty_tensors_with_huge_dims) {
   kh_node_free(g);
 }
 
+/* Scalar partitions, indices or segment ids over rank-8 data ask for rank-9
+ * outputs: an error, where the output shape used to be written one past its
+ * buffer. */
+Test(hostile, outputs_one_rank_past_the_limit) {
+  const int64_t d8[DFX_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+  const float one = 1;
+  dfx_tensor *p_in[2] = {kh_f32(DFX_MAX_DIMS, d8, &one), kh_scalar_i32(0)};
+  dfx_node *p = node2("DynamicPartition", "T", DFX_F32, NULL, DFX_INVALID);
+  kh_attr_int(p, "num_partitions", 1);
+  g_expect_err(p, p_in, 2, "rank 9");
+  g_unref_all(p_in, 2);
+  kh_node_free(p);
+  dfx_tensor *s_in[2] = {kh_scalar_i32(0), kh_f32(DFX_MAX_DIMS, d8, &one)};
+  dfx_node *s = node2("DynamicStitch", "T", DFX_F32, NULL, DFX_INVALID);
+  kh_attr_int(s, "N", 1);
+  g_expect_err(s, s_in, 2, "rank 9");
+  g_unref_all(s_in, 2);
+  kh_node_free(s);
+  dfx_tensor *u_in[3] = {kh_f32(DFX_MAX_DIMS, d8, &one), kh_scalar_i32(0), kh_scalar_i32(1)};
+  dfx_node *u = node2("UnsortedSegmentSum", "T", DFX_F32, "Tindices", DFX_I32);
+  g_expect_err(u, u_in, 3, "output rank exceeds 8");
+  g_unref_all(u_in, 3);
+  kh_node_free(u);
+}
+
 /* Indices shaped [2^40, 0] hold nothing, yet their leading dim used to
  * drive a 2^40-step loop (GatherNd, the ScatterNd family). */
 Test(hostile, index_shapes_do_not_drive_loops, .timeout = 10) {
