@@ -108,4 +108,9 @@ static inline dfx_code gtick(dfx_kctx *ctx, int64_t *left, int64_t work) {
   return dfx__kctx_poll(ctx);
 }
 
+/* For loops too cheap per element even for gtick: the end of the chunk of
+ * [i, n) to run before the next poll, as in
+ *   for (i = 0; i < n;) { if (i && dfx__kctx_poll(ctx)) ...; for (end = gchunk(i, n); i < end; i++) ... } */
+static inline int64_t gchunk(int64_t i, int64_t n) { return n - i > DFX_G_POLL_EVERY ? i + DFX_G_POLL_EVERY : n; }
+
 #endif

@@ -28,15 +28,15 @@ static dfx_code bincount(dfx_kctx *ctx) {
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, 1, &size);
   if (!out) return ctx->st->code;
   memset(out->data, 0, out->nbytes);
-  int64_t left = DFX_G_POLL_EVERY;
   switch (dt) {
 #define CASE(DT, T)                                                                  \
   case DT: {                                                                         \
     T *o = out->data;                                                                \
     const T *wv = w->data;                                                           \
-    for (int64_t i = 0; i < arr->count; i++) {                                       \
-      if (gtick(ctx, &left, 1)) return ctx->st->code;                                \
-      if (a[i] < size) o[a[i]] = (T)(o[a[i]] + (weighted ? wv[i] : (T)1));           \
+    for (int64_t i = 0; i < arr->count;) {                                           \
+      if (i && dfx__kctx_poll(ctx)) return ctx->st->code;                            \
+      for (int64_t end = gchunk(i, arr->count); i < end; i++)                        \
+        if (a[i] < size) o[a[i]] = (T)(o[a[i]] + (weighted ? wv[i] : (T)1));         \
     }                                                                                \
     break;                                                                           \
   }
@@ -79,30 +79,31 @@ static dfx_code histogram_fixed_width(dfx_kctx *ctx) {
   else if (v->dtype == DFX_I32 || v->dtype == DFX_I64)
     width = (double)(int64_t)((uint64_t)gidx(r, 1) - (uint64_t)gidx(r, 0));
   const double step = width / (double)nbins, top = (double)(nbins - 1);
-  int64_t left = DFX_G_POLL_EVERY;
-  for (int64_t i = 0; i < v->count; i++) {
-    if (gtick(ctx, &left, 1)) return ctx->st->code;
-    double d;
-    if (v->dtype == DFX_I32 || v->dtype == DFX_I64) { /* integer subtraction, as TF does in T */
-      int64_t x = gidx(v, i), l = (int64_t)lo;
-      if (x < l) x = l;
-      d = (double)(int64_t)((uint64_t)x - (uint64_t)l);
-    } else {
-      double x = dfx__tensor_get_f64(v, i);
-      if (v->dtype == DFX_F32) {
-        float xf = (float)x, lf = (float)lo;
-        d = (double)((xf > lf ? xf : lf) - lf);
+  for (int64_t i = 0; i < v->count;) {
+    if (i && dfx__kctx_poll(ctx)) return ctx->st->code;
+    for (int64_t end = gchunk(i, v->count); i < end; i++) {
+      double d;
+      if (v->dtype == DFX_I32 || v->dtype == DFX_I64) { /* integer subtraction, as TF does in T */
+        int64_t x = gidx(v, i), l = (int64_t)lo;
+        if (x < l) x = l;
+        d = (double)(int64_t)((uint64_t)x - (uint64_t)l);
       } else {
-        d = (x > lo ? x : lo) - lo;
+        double x = dfx__tensor_get_f64(v, i);
+        if (v->dtype == DFX_F32) {
+          float xf = (float)x, lf = (float)lo;
+          d = (double)((xf > lf ? xf : lf) - lf);
+        } else {
+          d = (x > lo ? x : lo) - lo;
+        }
       }
+      double q = d / step;
+      if (q > top) q = top;
+      /* NaN and negative quotients (a wrapped integer range) go to bin 0
+       * without an out-of-range float-to-int conversion. */
+      int64_t bin = q >= 0 ? (int64_t)(int32_t)q : 0;
+      if (ot == DFX_I32) ((int32_t *)out->data)[bin]++;
+      else ((int64_t *)out->data)[bin]++;
     }
-    double q = d / step;
-    if (q > top) q = top;
-    /* NaN and negative quotients (a wrapped integer range) go to bin 0
-     * without an out-of-range float-to-int conversion. */
-    int64_t bin = q >= 0 ? (int64_t)(int32_t)q : 0;
-    if (ot == DFX_I32) ((int32_t *)out->data)[bin]++;
-    else ((int64_t *)out->data)[bin]++;
   }
   return DFX_OK;
 }

@@ -377,6 +377,7 @@ Test(hostile, long_kernels_stop_on_cancel_and_deadline, .timeout = 30) {
     ((int32_t *)ids->data)[i] = (int32_t)(i % 7);
   }
   memcpy(ix2->data, ids->data, ids->nbytes);
+  dfx_tensor *range = kh_f32(1, (const int64_t[]){2}, (const float[]){0, (float)n});
   for (int late = 0; late < 2; late++) {
     char err[512];
     struct {
@@ -390,6 +391,7 @@ Test(hostile, long_kernels_stop_on_cancel_and_deadline, .timeout = 30) {
         {node2("ScatterNdAdd", "T", DFX_F32, "Tindices", DFX_I32), {vals, ix2, vals}, 3},
         {node2("Unique", "T", DFX_F32, NULL, DFX_INVALID), {vals, NULL, NULL}, 1},
         {node2("Bincount", "T", DFX_F32, NULL, DFX_INVALID), {ids, kh_scalar_i32(7), vals}, 3},
+        {node2("HistogramFixedWidth", "T", DFX_F32, NULL, DFX_INVALID), {vals, range, kh_scalar_i32(8)}, 3},
     };
     kh_attr_type(runs[1].n, "Taxis", DFX_I32);
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
@@ -400,7 +402,9 @@ Test(hostile, long_kernels_stop_on_cancel_and_deadline, .timeout = 30) {
     dfx__tensor_unref(runs[0].in[2]);
     dfx__tensor_unref(runs[1].in[2]);
     dfx__tensor_unref(runs[5].in[1]);
+    dfx__tensor_unref(runs[6].in[2]);
   }
+  dfx__tensor_unref(range);
   dfx__tensor_unref(vals);
   dfx__tensor_unref(ids);
   dfx__tensor_unref(ix2);
