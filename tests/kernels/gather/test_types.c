@@ -152,7 +152,7 @@ static void expect_vals(const tcase *c, const dfx_dtype *t, const dfx_tensor *o,
               cimag(tget(o, i)), creal(want[i]), cimag(want[i]));
 }
 
-/* out[i] equals src[from[i]] for every i (from[i] < 0: a zero element). */
+/* out[i] equals src[from[i]] for every i. */
 static void expect_moved(const tcase *c, const dfx_dtype *t, const dfx_tensor *o, const dfx_tensor *src,
                          const int64_t *from, int64_t n) {
   cr_assert_eq(o->count, n, "%s: %lld elements, want %lld", label(c, t), (long long)o->count, (long long)n);
