@@ -1,10 +1,10 @@
-/* gather.c - Gather, GatherV2 (axis, batch_dims) and GatherNd, every dtype
- * (strings deep-copied). Out-of-range indices are errors, as on TF's CPU. */
+/* gather.c - Gather, GatherV2 (axis, batch_dims) and GatherNd over every
+ * copyable dtype (strings deep-copied). Row-major; out-of-range indices are
+ * errors, as on TF's CPU (GatherNd's IGNORE policy zero-fills instead). */
 #include <stdio.h>
 #include <string.h>
 
 #include "gutil.h"
-
 
 /* Copies `inner` elements per gathered row; slices are contiguous. */
 static dfx_code copy_rows(dfx_kctx *ctx, dfx_dtype dt, char *dst, const char *src, int64_t n) {
@@ -17,9 +17,6 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
   const dfx_tensor *p = ctx->in[0], *ix = ctx->in[1];
   char b1[128], b2[128];
   int pr = p->ndims, ir = ix->ndims;
-  if (!dfx__dtype_is_int((dfx_dtype)ix->dtype))
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "indices must be an integer tensor, got %s",
-                          dfx_dtype_name((dfx_dtype)ix->dtype));
   if (batch_dims != 0) {
     if (batch_dims < -ir || batch_dims > ir)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected batch_dims in the range [%d, %d], but got %lld", -ir, ir,
@@ -45,11 +42,6 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
         return dfx__kctx_fail(ctx, DFX_EINVAL, "params.shape[%d]: %lld should be equal to indices.shape[%d]: %lld",
                               i, (long long)p->dims[i], i, (long long)ix->dims[i]);
   }
-  int64_t batch = 1, outer = 1, inner = 1, n = 1, gdim = p->dims[axis];
-  for (int i = 0; i < batch_dims; i++) batch *= p->dims[i];
-  for (int i = (int)batch_dims; i < axis; i++) outer *= p->dims[i];
-  for (int i = (int)axis + 1; i < pr; i++) inner *= p->dims[i];
-  for (int i = (int)batch_dims; i < ir; i++) n *= ix->dims[i];
   int64_t od[2 * DFX_MAX_DIMS];
   int on = 0;
   for (int i = 0; i < axis; i++) od[on++] = p->dims[i];
@@ -59,6 +51,7 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
     return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank %d exceeds %d (params %s, indices %s)", on, DFX_MAX_DIMS,
                           DFX_SHAPE_STR(p, b1), DFX_SHAPE_STR(ix, b2));
   /* Validate every index first; report the first bad one like TF. */
+  int64_t gdim = p->dims[axis];
   for (int64_t k = 0; k < ix->count; k++) {
     int64_t v = gidx(ix, k);
     if (v < 0 || v >= gdim)
@@ -69,6 +62,11 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, on, od);
   if (!out) return ctx->st->code;
   if (out->count == 0) return DFX_OK;
+  /* A non-empty output makes every factor positive and no larger than a
+   * tensor's element count, so the offsets below cannot overflow. */
+  int64_t batch = gprod(p->dims, 0, (int)batch_dims),
+          outer = gprod(p->dims, (int)batch_dims, (int)axis), inner = gprod(p->dims, (int)axis + 1, pr),
+          n = gprod(ix->dims, (int)batch_dims, ir), left = DFX_G_POLL_EVERY;
   size_t es = dfx__dtype_storage(dt);
   const char *src = p->data;
   char *dst = out->data;
@@ -79,6 +77,7 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
       for (int64_t i = 0; i < n; i++) {
         int64_t v = gidx(ix, b * n + i);
         dfx_code c = copy_rows(ctx, dt, orow + (size_t)(i * inner) * es, prow + (size_t)(v * inner) * es, inner);
+        if (!c) c = gtick(ctx, &left, inner);
         if (c) return c;
       }
     }
@@ -109,53 +108,58 @@ static dfx_code gather_nd(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "index innermost dimension length must be <= params rank; saw: %lld vs. %d", (long long)k,
                           p->ndims);
-  int64_t nres = 1, slice = 1;
-  for (int i = 0; i < ix->ndims - 1; i++) nres *= ix->dims[i];
-  for (int i = (int)k; i < p->ndims; i++) slice *= p->dims[i];
   int64_t od[2 * DFX_MAX_DIMS];
   int on = 0;
   for (int i = 0; i < ix->ndims - 1; i++) od[on++] = ix->dims[i];
   for (int i = (int)k; i < p->ndims; i++) od[on++] = p->dims[i];
-  if (nres > 0 && p->count == 0 && k > 0)
+  /* With k > 0 the index rows number ix->count / k; with k == 0 indices
+   * hold nothing and their leading dims (free to be huge) only shape the
+   * output, which bounds the loop instead. */
+  int64_t nres = k > 0 ? ix->count / k : gprod(ix->dims, 0, ix->ndims - 1), slice = gprod(p->dims, (int)k, p->ndims);
+  if (nres != 0 && p->count == 0 && k > 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Requested more than 0 entries, but params is empty.  Params shape: %s",
                           DFX_SHAPE_STR(p, b1));
-  const char *policy = dfx__attr_str(ctx->node, "bad_indices_policy", "");
-  bool ignore = strcmp(policy, "IGNORE") == 0;
+  bool ignore = ctx->state != NULL;
   dfx_dtype dt = (dfx_dtype)p->dtype;
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, on, od);
   if (!out) return ctx->st->code;
+  if (k == 0 && out->count == 0) return DFX_OK;
   if (ignore && dt != DFX_STRING) memset(out->data, 0, out->nbytes);
   size_t es = dfx__dtype_storage(dt);
+  int64_t left = DFX_G_POLL_EVERY;
   for (int64_t r = 0; r < nres; r++) {
     int64_t off = 0;
     bool bad = false;
-    for (int64_t j = 0; j < k; j++) {
+    for (int64_t j = 0; j < k && !bad; j++) {
       int64_t v = gidx(ix, r * k + j);
-      if (v < 0 || v >= p->dims[j]) bad = true;
-      off = off * p->dims[j] + v;
+      bad = v < 0 || v >= p->dims[j];
+      off = off * p->dims[j] + (bad ? 0 : v);
     }
     if (bad) {
       if (ignore) continue;
       int len = 0;
       char idx[256];
+      idx[0] = 0;
       for (int64_t j = 0; j < k && len < (int)sizeof idx - 24; j++)
         len += snprintf(idx + len, sizeof idx - (size_t)len, "%s%lld", j ? ", " : "",
                         (long long)gidx(ix, r * k + j));
-      if (k == 0) idx[0] = 0;
       return dfx__kctx_fail(ctx, DFX_EINVAL, "indices%s = [%s] does not index into param shape %s",
                             dfx__g_slice_str(ix->ndims - 1, ix->dims, r, b1, sizeof b1), idx, DFX_SHAPE_STR(p, b2));
     }
     dfx_code c = copy_rows(ctx, dt, (char *)out->data + (size_t)(r * slice) * es,
                            (const char *)p->data + (size_t)(off * slice) * es, slice);
+    if (!c) c = gtick(ctx, &left, slice + k);
     if (c) return c;
   }
   return DFX_OK;
 }
 
+#define GATHER_T "Tparams: " DFX_G_COPY
 static const dfx_kernel_def kernels[] = {
-    {"GatherV2", NULL, gather_v2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Gather", NULL, gather_v1, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"GatherNd", NULL, gather_nd, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"GatherV2", GATHER_T "; Tindices: {int16, int32, int64}; Taxis: {int32, int64}", gather_v2, DFX_KERNEL_CHEAP,
+     NULL, NULL},
+    {"Gather", GATHER_T "; Tindices: {int32, int64}", gather_v1, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"GatherNd", GATHER_T "; Tindices: {int16, int32, int64}", gather_nd, DFX_KERNEL_CHEAP, dfx__g_policy_init, NULL},
     {NULL}};
 
 void dfx__kernels_gather_gather(dfx_registry *r);

@@ -1,6 +1,7 @@
 /* gutil.c - element helpers shared by the gather family (see gutil.h). */
 #include "gutil.h"
 
+#include <complex.h>
 #include <float.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,19 +9,29 @@
 #include "alloc.h"
 #include "kdispatch.h"
 
-bool dfx__g_numeric(dfx_dtype dt) {
-  switch (dt) {
-#define CASE(DT, T) case DT:
-    DFX_REAL_TYPES(CASE)
-#undef CASE
-    case DFX_F16:
-    case DFX_BF16: return true;
-    default: return false;
-  }
-}
-
 dfx_code dfx__g_bad_dtype(dfx_kctx *ctx, dfx_dtype dt) {
   return dfx__kctx_fail(ctx, DFX_EUNIMPL, "%s does not support dtype %s", ctx->node->op, dfx_dtype_name(dt));
+}
+
+dfx_code dfx__g_check_rows(dfx_kctx *ctx, const char *what, int64_t value, int64_t rows, int64_t inner,
+                           dfx_dtype dt) {
+  int64_t n;
+  if (rows == 0 || (rows > 0 && inner == 0)) return DFX_OK;
+  if (rows < 0 || inner < 0 || __builtin_mul_overflow(rows, inner, &n) ||
+      dfx__mul_size((size_t)n, dfx__dtype_storage(dt)) > dfx__tensor_limit())
+    return dfx__kctx_fail(ctx, DFX_ELIMIT, "%s = %lld is too large: the output would exceed the %zu-byte tensor limit",
+                          what, (long long)value, dfx__tensor_limit());
+  return DFX_OK;
+}
+
+dfx_code dfx__g_policy_init(const dfx_node *node, void **state, dfx_status *st) {
+  static const char ignore = 1;
+  const char *p = dfx__attr_str(node, "bad_indices_policy", "");
+  if (*p && strcmp(p, "DEFAULT") != 0 && strcmp(p, "ERROR") != 0 && strcmp(p, "IGNORE") != 0)
+    return dfx__status_set(st, DFX_EINVAL, "bad_indices_policy = '%s' is not one of '', 'DEFAULT', 'ERROR', 'IGNORE'",
+                           p);
+  *state = strcmp(p, "IGNORE") == 0 ? (void *)&ignore : NULL;
+  return DFX_OK;
 }
 
 /* Integer loops wrap on overflow (computed in the unsigned type). Returns 1 on
@@ -100,6 +111,34 @@ DEF_FLT(f32, float)
 DEF_FLT(f64, double)
 #undef DEF_FLT
 
+/* Complex: no order, so no MAX/MIN (returns 1); division by zero gives
+ * inf/nan, as std::complex does in TF. */
+#define DEF_CPX(NAME, T)                                                       \
+  static int apply_##NAME(dfx_gop op, T *d, const T *s, int64_t n, int64_t ss) { \
+    switch (op) {                                                              \
+      case DFX_GOP_SET:                                                        \
+        for (int64_t i = 0; i < n; i++) d[i] = s[i * ss];                      \
+        break;                                                                 \
+      case DFX_GOP_ADD:                                                        \
+        for (int64_t i = 0; i < n; i++) d[i] += s[i * ss];                     \
+        break;                                                                 \
+      case DFX_GOP_SUB:                                                        \
+        for (int64_t i = 0; i < n; i++) d[i] -= s[i * ss];                     \
+        break;                                                                 \
+      case DFX_GOP_MUL:                                                        \
+        for (int64_t i = 0; i < n; i++) d[i] *= s[i * ss];                     \
+        break;                                                                 \
+      case DFX_GOP_DIV:                                                        \
+        for (int64_t i = 0; i < n; i++) d[i] /= s[i * ss];                     \
+        break;                                                                 \
+      default: return 1;                                                       \
+    }                                                                          \
+    return 0;                                                                  \
+  }
+DEF_CPX(c64, float complex)
+DEF_CPX(c128, double complex)
+#undef DEF_CPX
+
 /* Half types: compute in float, round to nearest even on store. */
 static void apply_half(dfx_gop op, uint16_t *d, const uint16_t *s, int64_t n, int64_t ss, bool bf) {
   for (int64_t i = 0; i < n; i++) {
@@ -162,6 +201,12 @@ dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const 
     case DFX_F64: apply_f64(op, dst, src, n, ss); break;
     case DFX_F16: apply_half(op, dst, src, n, ss, false); break;
     case DFX_BF16: apply_half(op, dst, src, n, ss, true); break;
+    case DFX_C64:
+      if (apply_c64(op, dst, src, n, ss)) return dfx__g_bad_dtype(ctx, dt);
+      break;
+    case DFX_C128:
+      if (apply_c128(op, dst, src, n, ss)) return dfx__g_bad_dtype(ctx, dt);
+      break;
     case DFX_BOOL: {
       uint8_t *d = dst;
       const uint8_t *s = src;
@@ -184,7 +229,7 @@ dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const 
     default: {
       size_t es = dfx__dtype_storage(dt);
       if (op != DFX_GOP_SET || es == 0 || dt == DFX_RESOURCE || dt == DFX_VARIANT) return dfx__g_bad_dtype(ctx, dt);
-      for (int64_t i = 0; i < n; i++) /* plain copies work for any fixed-size type (complex, quantized) */
+      for (int64_t i = 0; i < n; i++) /* plain copies work for any fixed-size type (quantized) */
         memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)(i * ss) * es, es);
       break;
     }
@@ -223,6 +268,14 @@ dfx_code dfx__g_fill(dfx_kctx *ctx, dfx_dtype dt, void *dst, int64_t n, dfx_gfil
     case DFX_F16: FILL(uint16_t, lo ? 0xfbff : hi ? 0x7bff : one ? 0x3c00 : 0); break;
     case DFX_BF16: FILL(uint16_t, lo ? 0xff7f : hi ? 0x7f7f : one ? 0x3f80 : 0); break;
     case DFX_BOOL: FILL(uint8_t, lo ? 0 : hi ? 1 : one); break;
+    case DFX_C64:
+      if (lo || hi) return dfx__g_bad_dtype(ctx, dt);
+      FILL(float complex, one);
+      break;
+    case DFX_C128:
+      if (lo || hi) return dfx__g_bad_dtype(ctx, dt);
+      FILL(double complex, one);
+      break;
     default: return dfx__g_bad_dtype(ctx, dt);
   }
   return DFX_OK;
@@ -236,6 +289,8 @@ void dfx__g_div_count(dfx_dtype dt, void *dst, int64_t n, int64_t count) {
     for (int64_t i = 0; i < n; i++) ((T *)dst)[i] = (T)(((T *)dst)[i] / (T)count); \
     break;
     DFX_REAL_TYPES(CASE)
+    CASE(DFX_C64, float complex)
+    CASE(DFX_C128, double complex)
 #undef CASE
     case DFX_F16:
       for (int64_t i = 0; i < n; i++) {

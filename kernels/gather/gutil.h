@@ -8,12 +8,19 @@
 
 #include "kernel.h"
 
-/* TensorFlow's type sets, spelt out for signature strings. */
-#define DFX_G_NUMBERTYPE                                                                                  \
-  "{float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, " \
-  "quint16, uint16, complex128, half, uint32, uint64}"
-#define DFX_G_REALNUMBERTYPE \
-  "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}"
+/* Dtype sets for the kernels' `types` strings (kernel.h). DFX_G_REAL is
+ * what dfx__g_apply's arithmetic and dfx__g_fill handle (integers, float,
+ * double, the half types), DFX_G_NUM adds complex for the ops without an
+ * order (add, sub, mul, div); DFX_G_COPY what element copies handle (every
+ * fixed-size dtype and strings, not resource or variant handles);
+ * DFX_G_HASHABLE what unique.c hashes and compares as TF does. */
+#define DFX_G_REAL_LIST "int8, int16, int32, int64, uint8, uint16, uint32, uint64, half, bfloat16, float, double"
+#define DFX_G_NUM_LIST DFX_G_REAL_LIST ", complex64, complex128"
+#define DFX_G_QUANT_LIST "qint8, quint8, qint16, quint16, qint32"
+#define DFX_G_REAL "{" DFX_G_REAL_LIST "}"
+#define DFX_G_NUM "{" DFX_G_NUM_LIST "}"
+#define DFX_G_COPY "{" DFX_G_NUM_LIST ", bool, " DFX_G_QUANT_LIST ", string}"
+#define DFX_G_HASHABLE "{" DFX_G_REAL_LIST ", bool, string}"
 
 /* Combine ops: dst = op(dst, src). */
 typedef enum dfx_gop {
@@ -50,20 +57,19 @@ static inline void gset_idx(dfx_tensor *t, int64_t i, int64_t v) {
   else ((int64_t *)t->data)[i] = v;
 }
 
-/* True when dfx_gop arithmetic is implemented for dt (not complex/quantized). */
-bool dfx__g_numeric(dfx_dtype dt);
-
 /* dst[i] = op(dst[i], src[i * src_stride]) for i < n (src_stride 0 broadcasts a
- * scalar). Elements are dt. Strings support SET and ADD (concatenation), bool
- * SET, ADD (or), MUL (and), MAX (or) and MIN (and). Fails via ctx on integer
- * division by zero, out of memory or an unsupported dtype. */
+ * scalar). Elements are dt. Every op for DFX_G_REAL; complex all but MAX and
+ * MIN; strings SET and ADD (concatenation); bool SET, ADD (or), MUL (and),
+ * MAX (or) and MIN (and); other fixed-size dtypes SET. Fails via ctx on
+ * integer division by zero, out of memory or an unsupported dtype. */
 dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const void *src, int64_t n,
                       int64_t src_stride);
 
 /* Copies n elements (strings deep-copied; old dst strings freed). */
 dfx_code dfx__g_copy(dfx_kctx *ctx, dfx_dtype dt, void *dst, const void *src, int64_t n);
 
-/* Fills n elements of dt with the given value; fails for an unsupported dtype. */
+/* Fills n elements of dt with the given value (DFX_G_REAL, bool; complex
+ * ZERO and ONE); fails for an unsupported dtype. */
 dfx_code dfx__g_fill(dfx_kctx *ctx, dfx_dtype dt, void *dst, int64_t n, dfx_gfill v);
 
 /* Divides each of n elements by count (SegmentMean). */
@@ -72,7 +78,39 @@ void dfx__g_div_count(dfx_dtype dt, void *dst, int64_t n, int64_t count);
 /* TensorFlow's SliceDebugString: "" for rank 0, "[i]" or "[i,j,...]". */
 const char *dfx__g_slice_str(int ndims, const int64_t *dims, int64_t flat, char *buf, size_t n);
 
-/* Fails with "<what> dtype <dt> is not supported". */
+/* Fails with "<op> does not support dtype <dt>". */
 dfx_code dfx__g_bad_dtype(dfx_kctx *ctx, dfx_dtype dt);
+
+/* Output sizes that come from input values (a segment count, a largest
+ * index, a bin count): fails with DFX_ELIMIT naming `what` and its value
+ * when rows x inner elements of dt would exceed dfx__tensor_limit(), before
+ * anything is allocated. rows or inner < 0 means its product overflowed. */
+dfx_code dfx__g_check_rows(dfx_kctx *ctx, const char *what, int64_t value, int64_t rows, int64_t inner,
+                           dfx_dtype dt);
+
+/* Product of dims[from..to) without overflow, or -1 (dims of a tensor with
+ * no elements may multiply past int64 once the zero is left out). */
+static inline int64_t gprod(const int64_t *dims, int from, int to) {
+  return to > from ? dfx__shape_count(to - from, dims + from) : 1;
+}
+
+/* Init for the ops with a bad_indices_policy attr (GatherNd, ScatterNd*,
+ * TensorScatter*): rejects values TF does not know; the state is non-NULL
+ * exactly when the policy is IGNORE (out-of-range indices skipped). */
+dfx_code dfx__g_policy_init(const dfx_node *node, void **state, dfx_status *st);
+
+/* Cancellation for loops over data: charge `work` elements to *left and
+ * poll every ~1 M elements. Returns DFX_OK to go on, or the code to return. */
+#define DFX_G_POLL_EVERY ((int64_t)1 << 20)
+static inline dfx_code gtick(dfx_kctx *ctx, int64_t *left, int64_t work) {
+  if ((*left -= work) > 0) return DFX_OK;
+  *left = DFX_G_POLL_EVERY;
+  return dfx__kctx_poll(ctx);
+}
+
+/* For loops too cheap per element even for gtick: the end of the chunk of
+ * [i, n) to run before the next poll, as in
+ *   for (i = 0; i < n;) { if (i && dfx__kctx_poll(ctx)) ...; for (end = gchunk(i, n); i < end; i++) ... } */
+static inline int64_t gchunk(int64_t i, int64_t n) { return n - i > DFX_G_POLL_EVERY ? i + DFX_G_POLL_EVERY : n; }
 
 #endif

@@ -1,12 +1,12 @@
 /* index_misc.c - small indexing ops: Bincount, HistogramFixedWidth,
- * SparseTensorDenseAdd, RaggedRange, CompareAndBitpack and Cross. */
+ * SparseTensorDenseAdd, RaggedRange, CompareAndBitpack and Cross. Dense
+ * operands are row-major and never broadcast. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gutil.h"
 #include "kdispatch.h"
-
 
 /* ---- Bincount ---- */
 
@@ -24,6 +24,7 @@ static dfx_code bincount(dfx_kctx *ctx) {
   for (int64_t i = 0; i < arr->count; i++)
     if (a[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Input arr must be non-negative!");
   dfx_dtype dt = (dfx_dtype)w->dtype;
+  if (dfx__g_check_rows(ctx, "size", size, size, 1, dt)) return ctx->st->code;
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, 1, &size);
   if (!out) return ctx->st->code;
   memset(out->data, 0, out->nbytes);
@@ -32,8 +33,11 @@ static dfx_code bincount(dfx_kctx *ctx) {
   case DT: {                                                                         \
     T *o = out->data;                                                                \
     const T *wv = w->data;                                                           \
-    for (int64_t i = 0; i < arr->count; i++)                                         \
-      if (a[i] < size) o[a[i]] = (T)(o[a[i]] + (weighted ? wv[i] : (T)1));           \
+    for (int64_t i = 0; i < arr->count;) {                                           \
+      if (i && dfx__kctx_poll(ctx)) return ctx->st->code;                            \
+      for (int64_t end = gchunk(i, arr->count); i < end; i++)                        \
+        if (a[i] < size) o[a[i]] = (T)(o[a[i]] + (weighted ? wv[i] : (T)1));         \
+    }                                                                                \
     break;                                                                           \
   }
     CASE(DFX_I32, int32_t)
@@ -65,6 +69,7 @@ static dfx_code histogram_fixed_width(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "nbins should be a positive number, but got '%lld'", (long long)nbins);
   dfx_dtype ot = ctx->node->out_types ? ctx->node->out_types[0] : DFX_I32;
   if (ot != DFX_I64) ot = DFX_I32;
+  if (dfx__g_check_rows(ctx, "nbins", nbins, nbins, 1, ot)) return ctx->st->code;
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, ot, 1, &nbins);
   if (!out) return ctx->st->code;
   memset(out->data, 0, out->nbytes);
@@ -74,28 +79,31 @@ static dfx_code histogram_fixed_width(dfx_kctx *ctx) {
   else if (v->dtype == DFX_I32 || v->dtype == DFX_I64)
     width = (double)(int64_t)((uint64_t)gidx(r, 1) - (uint64_t)gidx(r, 0));
   const double step = width / (double)nbins, top = (double)(nbins - 1);
-  for (int64_t i = 0; i < v->count; i++) {
-    double d;
-    if (v->dtype == DFX_I32 || v->dtype == DFX_I64) { /* integer subtraction, as TF does in T */
-      int64_t x = gidx(v, i), l = (int64_t)lo;
-      if (x < l) x = l;
-      d = (double)(int64_t)((uint64_t)x - (uint64_t)l);
-    } else {
-      double x = dfx__tensor_get_f64(v, i);
-      if (v->dtype == DFX_F32) {
-        float xf = (float)x, lf = (float)lo;
-        d = (double)((xf > lf ? xf : lf) - lf);
+  for (int64_t i = 0; i < v->count;) {
+    if (i && dfx__kctx_poll(ctx)) return ctx->st->code;
+    for (int64_t end = gchunk(i, v->count); i < end; i++) {
+      double d;
+      if (v->dtype == DFX_I32 || v->dtype == DFX_I64) { /* integer subtraction, as TF does in T */
+        int64_t x = gidx(v, i), l = (int64_t)lo;
+        if (x < l) x = l;
+        d = (double)(int64_t)((uint64_t)x - (uint64_t)l);
       } else {
-        d = (x > lo ? x : lo) - lo;
+        double x = dfx__tensor_get_f64(v, i);
+        if (v->dtype == DFX_F32) {
+          float xf = (float)x, lf = (float)lo;
+          d = (double)((xf > lf ? xf : lf) - lf);
+        } else {
+          d = (x > lo ? x : lo) - lo;
+        }
       }
+      double q = d / step;
+      if (q > top) q = top;
+      /* NaN and negative quotients (a wrapped integer range) go to bin 0
+       * without an out-of-range float-to-int conversion. */
+      int64_t bin = q >= 0 ? (int64_t)(int32_t)q : 0;
+      if (ot == DFX_I32) ((int32_t *)out->data)[bin]++;
+      else ((int64_t *)out->data)[bin]++;
     }
-    double q = d / step;
-    if (q > top) q = top;
-    int64_t bin = (int64_t)(int32_t)q;
-    if (isnan(q) || bin < 0) bin = 0; /* keep NaN from writing out of range */
-    if (bin >= nbins) bin = nbins - 1;
-    if (ot == DFX_I32) ((int32_t *)out->data)[bin]++;
-    else ((int64_t *)out->data)[bin]++;
   }
   return DFX_OK;
 }
@@ -127,7 +135,6 @@ static dfx_code sparse_tensor_dense_add(dfx_kctx *ctx) {
                           (long long)vals->count, b->ndims, (long long)nnz, DFX_SHAPE_STR(ix, b1),
                           DFX_SHAPE_STR(vals, b2), DFX_SHAPE_STR(b, b3));
   dfx_dtype dt = (dfx_dtype)b->dtype;
-  if (!dfx__g_numeric(dt)) return dfx__g_bad_dtype(ctx, dt);
   for (int64_t i = 0; i < nnz; i++)
     for (int64_t d = 0; d < nd; d++) {
       int64_t v = gidx(ix, i * nd + d);
@@ -141,7 +148,9 @@ static dfx_code sparse_tensor_dense_add(dfx_kctx *ctx) {
   if (!out) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   ctx->out[0] = out;
   size_t es = dfx__dtype_storage(dt);
+  int64_t left = DFX_G_POLL_EVERY;
   for (int64_t i = 0; i < nnz; i++) {
+    if (gtick(ctx, &left, nd + 1)) return ctx->st->code;
     int64_t off = 0;
     for (int64_t d = 0; d < nd; d++) off = off * b->dims[d] + gidx(ix, i * nd + d);
     dfx_code c = dfx__g_apply(ctx, dt, DFX_GOP_ADD, (char *)out->data + (size_t)off * es,
@@ -186,10 +195,12 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
       int64_t s = rr_geti(st, r), l = rr_geti(li, r), d = rr_geti(de, r);
       if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0");
       if ((d > 0 && l < s) || (d < 0 && l > s)) size = 0;
-      else {
+      else { /* ceil(|l - s| / |d|), exact for any int64 operands */
         uint64_t dist = l > s ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
-        uint64_t ad = d > 0 ? (uint64_t)d : (uint64_t)0 - (uint64_t)d;
-        size = (int64_t)((dist + ad - 1) / ad);
+        uint64_t ad = d > 0 ? (uint64_t)d : (uint64_t)0 - (uint64_t)d, q = dist / ad + (dist % ad != 0);
+        if (q > INT64_MAX)
+          return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= %lld", (long long)INT64_MAX);
+        size = (int64_t)q;
       }
     } else {
       double s = rr_get(st, r), l = rr_get(li, r), d = rr_get(de, r);
@@ -217,12 +228,14 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
       return dfx__kctx_fail(ctx, DFX_EINVAL, "the total range size %lld does not fit in int32 splits", (long long)total);
     gset_idx(splits, r + 1, total);
   }
+  if (dfx__g_check_rows(ctx, "the total range size", total, total, 1, dt)) return ctx->st->code;
   dfx_tensor *vals = dfx__kctx_alloc(ctx, 1, dt, 1, &total);
   if (!vals) return ctx->st->code;
   /* Values accumulate value += delta in T, as TF does. */
-  int64_t k = 0;
+  int64_t k = 0, left = DFX_G_POLL_EVERY;
   for (int64_t r = 0; r < nrows; r++) {
     int64_t n = gidx(splits, r + 1) - gidx(splits, r);
+    if (gtick(ctx, &left, n + 1)) return ctx->st->code;
     switch (dt) {
       case DFX_I32: {
         uint32_t v = (uint32_t)rr_geti(st, r), d = (uint32_t)rr_geti(de, r);
@@ -387,12 +400,16 @@ static dfx_code cross(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Bincount", NULL, bincount, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"HistogramFixedWidth", NULL, histogram_fixed_width, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SparseTensorDenseAdd", NULL, sparse_tensor_dense_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RaggedRange", NULL, ragged_range, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"CompareAndBitpack", NULL, compare_and_bitpack, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cross", NULL, cross, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Bincount", "T: {int32, int64, float, double}", bincount, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"HistogramFixedWidth", "T: {int32, int64, float, double}; dtype: {int32, int64}", histogram_fixed_width,
+     DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SparseTensorDenseAdd", "T: " DFX_G_NUM "; Tindices: {int32, int64}", sparse_tensor_dense_add,
+     DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RaggedRange", "T: {bfloat16, float, double, int32, int64}; Tsplits: {int32, int64}", ragged_range,
+     DFX_KERNEL_CHEAP, NULL, NULL},
+    {"CompareAndBitpack", "T: {bool, half, float, double, int8, int16, int32, int64}", compare_and_bitpack,
+     DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cross", "T: " DFX_G_REAL, cross, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_gather_index_misc(dfx_registry *r);

@@ -1,10 +1,10 @@
-/* partition.c - DynamicPartition, DynamicStitch and ParallelDynamicStitch,
- * every dtype (strings deep-copied). */
+/* partition.c - DynamicPartition, DynamicStitch and ParallelDynamicStitch
+ * over every copyable dtype (strings deep-copied). Row-major: partitions and
+ * indices cover the leading dims of their data; each entry moves one row. */
 #include <string.h>
 
 #include "alloc.h"
 #include "gutil.h"
-
 
 static dfx_code dynamic_partition(dfx_kctx *ctx) {
   const dfx_tensor *data = ctx->in[0], *parts = ctx->in[1];
@@ -28,9 +28,11 @@ static dfx_code dynamic_partition(dfx_kctx *ctx) {
     counts[pv[k]]++;
   }
   dfx_dtype dt = (dfx_dtype)data->dtype;
-  int64_t od[DFX_MAX_DIMS], inner = 1;
+  /* Scalar partitions make the outputs one rank more than data: room for
+   * that, and dfx__kctx_alloc refuses ranks past DFX_MAX_DIMS. */
+  int64_t od[DFX_MAX_DIMS + 1], inner = gprod(data->dims, parts->ndims, data->ndims), left = DFX_G_POLL_EVERY;
   int on = 1;
-  for (int i = parts->ndims; i < data->ndims; i++) inner *= (od[on++] = data->dims[i]);
+  for (int i = parts->ndims; i < data->ndims; i++) od[on++] = data->dims[i];
   dfx_code c = DFX_OK;
   for (int p = 0; p < np && c == DFX_OK; p++) {
     od[0] = counts[p];
@@ -42,6 +44,7 @@ static dfx_code dynamic_partition(dfx_kctx *ctx) {
     dfx_tensor *o = ctx->out[pv[k]];
     c = dfx__g_copy(ctx, dt, (char *)o->data + (size_t)(counts[pv[k]]++ * inner) * es,
                     (const char *)data->data + (size_t)(k * inner) * es, inner);
+    if (!c) c = gtick(ctx, &left, inner);
   }
   dfx__free(counts);
   return c;
@@ -72,11 +75,12 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
       if (v[k] > max_index) max_index = v[k];
     }
   }
-  int64_t od[DFX_MAX_DIMS], inner = 1;
+  int64_t od[DFX_MAX_DIMS + 1], inner = gprod(d0->dims, i0->ndims, d0->ndims), left = DFX_G_POLL_EVERY;
   int on = 1;
   od[0] = max_index + 1;
-  for (int k = i0->ndims; k < d0->ndims; k++) inner *= (od[on++] = d0->dims[k]);
+  for (int k = i0->ndims; k < d0->ndims; k++) od[on++] = d0->dims[k];
   dfx_dtype dt = (dfx_dtype)d0->dtype;
+  if (dfx__g_check_rows(ctx, "the largest index", max_index, od[0], inner, dt)) return ctx->st->code;
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, on, od);
   if (!out) return ctx->st->code;
   if (dt != DFX_STRING) memset(out->data, 0, out->nbytes);
@@ -87,6 +91,7 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
     for (int64_t k = 0; k < ix->count; k++) {
       dfx_code c = dfx__g_copy(ctx, dt, (char *)out->data + (size_t)(v[k] * inner) * es,
                                (const char *)d->data + (size_t)(k * inner) * es, inner);
+      if (!c) c = gtick(ctx, &left, inner);
       if (c) return c;
     }
   }
@@ -94,9 +99,9 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"DynamicPartition", NULL, dynamic_partition, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DynamicStitch", NULL, dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ParallelDynamicStitch", NULL, dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DynamicPartition", "T: " DFX_G_COPY, dynamic_partition, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DynamicStitch", "T: " DFX_G_COPY, dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ParallelDynamicStitch", "T: " DFX_G_COPY, dynamic_stitch, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_gather_partition(dfx_registry *r);

@@ -3,16 +3,13 @@
  * ScatterNd family (ScatterNd, ScatterNd{Update,Add,Sub,Max,Min},
  * ScatterNdNonAliasingAdd, TensorScatter*). The Ref(T) input is a plain tensor
  * here: the output is a new tensor = input with the updates applied; the input
- * is never modified. use_locking is ignored. */
+ * is never modified. use_locking is ignored. Row-major; updates never
+ * broadcast except Scatter*'s scalar updates. */
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "gutil.h"
-
-#define REF_ARGS "ref: Ref(T), indices: Tindices, updates: T -> output_ref: Ref(T)"
-#define NUM_T "T: " DFX_G_NUMBERTYPE
-#define ND_POLICY "; bad_indices_policy: string = ''"
-
 
 /* Output 0 = deep copy of input 0, or NULL after failing. */
 static dfx_tensor *copy_input(dfx_kctx *ctx) {
@@ -44,7 +41,6 @@ static dfx_code assign_update(dfx_kctx *ctx, dfx_gop op) {
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "Cannot update variable with shape %s using a Tensor with shape %s, shapes must be equal.",
                           DFX_SHAPE_STR(lhs, b1), DFX_SHAPE_STR(rhs, b2));
-  if (!dfx__g_numeric((dfx_dtype)lhs->dtype)) return dfx__g_bad_dtype(ctx, (dfx_dtype)lhs->dtype);
   dfx_tensor *out = copy_input(ctx);
   if (!out) return ctx->st->code;
   return dfx__g_apply(ctx, (dfx_dtype)out->dtype, op, out->data, rhs->data, out->count, 1);
@@ -58,7 +54,6 @@ static dfx_code scatter_first(dfx_kctx *ctx, dfx_gop op) {
   const dfx_tensor *p = ctx->in[0], *ix = ctx->in[1], *up = ctx->in[2];
   char b1[128], b2[128], b3[128];
   dfx_dtype dt = (dfx_dtype)p->dtype;
-  if (op != DFX_GOP_SET && !dfx__g_numeric(dt)) return dfx__g_bad_dtype(ctx, dt);
   if (p->ndims < 1)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "params must be at least 1-D, got shape %s", DFX_SHAPE_STR(p, b1));
   bool scalar = up->ndims == 0;
@@ -79,12 +74,13 @@ static dfx_code scatter_first(dfx_kctx *ctx, dfx_gop op) {
   }
   dfx_tensor *out = copy_input(ctx);
   if (!out) return ctx->st->code;
-  int64_t inner = rows ? p->count / rows : 0;
+  int64_t inner = rows ? p->count / rows : 0, left = DFX_G_POLL_EVERY;
   size_t es = dfx__dtype_storage(dt);
   for (int64_t k = 0; k < ix->count && inner > 0; k++) {
     char *dst = (char *)out->data + (size_t)(gidx(ix, k) * inner) * es;
     const char *src = scalar ? (const char *)up->data : (const char *)up->data + (size_t)(k * inner) * es;
     dfx_code c = dfx__g_apply(ctx, dt, op, dst, src, inner, scalar ? 0 : 1);
+    if (!c) c = gtick(ctx, &left, inner);
     if (c) return c;
   }
   return DFX_OK;
@@ -128,20 +124,21 @@ static dfx_code scatter_nd_into(dfx_kctx *ctx, dfx_tensor *out, const dfx_tensor
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "Dimensions [%lld,%d) of input[shape=%s] must match dimensions [%d,%d) of updates[shape=%s]",
                           (long long)slice_dim, pr, DFX_SHAPE_STR(out, b1), batch_dim, up->ndims, DFX_SHAPE_STR(up, b2));
-  int64_t n_up = slice_dim ? ix->count / slice_dim : 1;
-  if (slice_dim == 0) for (int d = 0; d < batch_dim && d < ix->ndims; d++) n_up *= ix->dims[d];
-  int64_t slice = 1;
-  for (int d = (int)slice_dim; d < pr; d++) slice *= out->dims[d];
-  bool ignore = strcmp(dfx__attr_str(ctx->node, "bad_indices_policy", ""), "IGNORE") == 0;
+  /* TF skips everything, index checks included, for an empty output; and
+   * only then may the products below overflow (dims beside a zero). */
+  if (out->count == 0) return DFX_OK;
+  int64_t n_up = slice_dim ? ix->count / slice_dim : gprod(ix->dims, 0, batch_dim), slice = gprod(out->dims, (int)slice_dim, pr);
+  bool ignore = ctx->state != NULL;
   dfx_dtype dt = (dfx_dtype)out->dtype;
   size_t es = dfx__dtype_storage(dt);
+  int64_t left = DFX_G_POLL_EVERY;
   for (int64_t r = 0; r < n_up; r++) {
     int64_t off = 0;
     bool bad = false;
-    for (int64_t j = 0; j < slice_dim; j++) {
+    for (int64_t j = 0; j < slice_dim && !bad; j++) {
       int64_t v = gidx(ix, r * slice_dim + j);
-      if (v < 0 || v >= out->dims[j]) bad = true;
-      off = off * out->dims[j] + v;
+      bad = v < 0 || v >= out->dims[j];
+      off = off * out->dims[j] + (bad ? 0 : v);
     }
     if (bad) {
       if (ignore) continue;
@@ -155,9 +152,9 @@ static dfx_code scatter_nd_into(dfx_kctx *ctx, dfx_tensor *out, const dfx_tensor
                             dfx__g_slice_str(ix->ndims, ix->dims, r * slice_dim, b1, sizeof b1), idx,
                             DFX_SHAPE_STR(out, b2));
     }
-    if (slice == 0) continue;
     dfx_code c = dfx__g_apply(ctx, dt, op, (char *)out->data + (size_t)(off * slice) * es,
                               (const char *)up->data + (size_t)(r * slice) * es, slice, 1);
+    if (!c) c = gtick(ctx, &left, slice + slice_dim);
     if (c) return c;
   }
   return DFX_OK;
@@ -178,7 +175,10 @@ static dfx_code scatter_nd(dfx_kctx *ctx) {
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %lld must be >= 0", (long long)dims[i]);
   }
   dfx_dtype dt = (dfx_dtype)ctx->in[1]->dtype;
-  if (!dfx__g_numeric(dt) && dt != DFX_BOOL && dt != DFX_STRING) return dfx__g_bad_dtype(ctx, dt);
+  int64_t count = dfx__shape_count((int)sh->count, dims);
+  if (count < 0 || dfx__mul_size((size_t)count, dfx__dtype_storage(dt)) > dfx__tensor_limit())
+    return dfx__kctx_fail(ctx, DFX_ELIMIT, "shape = %s is too large: the output would exceed the %zu-byte tensor limit",
+                          dfx__shape_str((int)sh->count, dims, b1, sizeof b1), dfx__tensor_limit());
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, (int)sh->count, dims);
   if (!out) return ctx->st->code;
   if (dt != DFX_STRING) memset(out->data, 0, out->nbytes);
@@ -186,9 +186,6 @@ static dfx_code scatter_nd(dfx_kctx *ctx) {
 }
 
 static dfx_code scatter_nd_ref(dfx_kctx *ctx, dfx_gop op) {
-  dfx_dtype dt = (dfx_dtype)ctx->in[0]->dtype;
-  if (op != DFX_GOP_SET && !dfx__g_numeric(dt) && !(dt == DFX_BOOL && op == DFX_GOP_ADD))
-    return dfx__g_bad_dtype(ctx, dt);
   dfx_tensor *out = copy_input(ctx);
   if (!out) return ctx->st->code;
   return scatter_nd_into(ctx, out, ctx->in[1], ctx->in[2], op);
@@ -199,29 +196,40 @@ static dfx_code scatter_nd_sub(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_G
 static dfx_code scatter_nd_max(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_GOP_MAX); }
 static dfx_code scatter_nd_min(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_GOP_MIN); }
 
+/* Assign only forwards its value, whatever it holds. */
+#define ANY_T "T: {" DFX_G_NUM_LIST ", bool, " DFX_G_QUANT_LIST ", string, resource, variant}"
+#define COPY_T "T: " DFX_G_COPY
+#define REAL_T "T: " DFX_G_REAL
+#define NUM_T "T: " DFX_G_NUM
+#define MINMAX_T "T: {half, bfloat16, float, double, int32, int64}"
+#define IDX "; Tindices: {int32, int64}"
+#define P dfx__g_policy_init
 static const dfx_kernel_def kernels[] = {
-    {"Assign", NULL, assign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AssignAdd", NULL, assign_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AssignSub", NULL, assign_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterUpdate", NULL, scatter_update, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterAdd", NULL, scatter_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterSub", NULL, scatter_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterMul", NULL, scatter_mul, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterDiv", NULL, scatter_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterMax", NULL, scatter_max, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterMin", NULL, scatter_min, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNd", NULL, scatter_nd, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNdUpdate", NULL, scatter_nd_update, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNdAdd", NULL, scatter_nd_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNdSub", NULL, scatter_nd_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNdMax", NULL, scatter_nd_max, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNdMin", NULL, scatter_nd_min, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ScatterNdNonAliasingAdd", NULL, scatter_nd_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TensorScatterUpdate", NULL, scatter_nd_update, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TensorScatterAdd", NULL, scatter_nd_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TensorScatterSub", NULL, scatter_nd_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TensorScatterMax", NULL, scatter_nd_max, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TensorScatterMin", NULL, scatter_nd_min, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Assign", ANY_T, assign, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AssignAdd", NUM_T, assign_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AssignSub", NUM_T, assign_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterUpdate", COPY_T IDX, scatter_update, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterAdd", NUM_T IDX, scatter_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterSub", NUM_T IDX, scatter_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterMul", NUM_T IDX, scatter_mul, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterDiv", NUM_T IDX, scatter_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterMax", MINMAX_T IDX, scatter_max, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ScatterMin", MINMAX_T IDX, scatter_min, DFX_KERNEL_CHEAP, NULL, NULL},
+    /* Duplicate indices add: strings concatenate, bools or. */
+    {"ScatterNd", "T: {" DFX_G_NUM_LIST ", bool, string}; Tindices: {int16, int32, int64}", scatter_nd,
+     DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdUpdate", COPY_T IDX, scatter_nd_update, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdAdd", NUM_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdSub", NUM_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdMax", REAL_T IDX, scatter_nd_max, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdMin", REAL_T IDX, scatter_nd_min, DFX_KERNEL_CHEAP, P, NULL},
+    {"ScatterNdNonAliasingAdd", "T: {" DFX_G_NUM_LIST ", bool}" IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"TensorScatterUpdate", COPY_T "; Tindices: {int16, int32, int64, uint16}", scatter_nd_update, DFX_KERNEL_CHEAP,
+     P, NULL},
+    {"TensorScatterAdd", NUM_T IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
+    {"TensorScatterSub", NUM_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
+    {"TensorScatterMax", REAL_T IDX, scatter_nd_max, DFX_KERNEL_CHEAP, P, NULL},
+    {"TensorScatterMin", REAL_T IDX, scatter_nd_min, DFX_KERNEL_CHEAP, P, NULL},
     {NULL}};
 
 void dfx__kernels_gather_scatter(dfx_registry *r);

@@ -1,12 +1,11 @@
-/* unique.c - Unique, UniqueWithCounts, ListDiff (hash sets over elements of
- * any dtype; floats compare by value so -0 == 0 and NaNs are all distinct)
- * and InvertPermutation. */
+/* unique.c - Unique, UniqueWithCounts, ListDiff (hash sets over the
+ * elements of 1-D tensors; floats compare by value so -0 == 0 and NaNs are
+ * all distinct) and InvertPermutation. */
 #include <math.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "gutil.h"
-
 
 /* ---- element hashing ---- */
 
@@ -43,6 +42,9 @@ static uint64_t hash_elem(const dfx_tensor *t, int64_t i) {
   if (dfx__dtype_is_float((dfx_dtype)t->dtype)) {
     double v = fval(t, i) + 0.0; /* -0 hashes as 0 */
     if (v == 0) v = 0;
+    /* A NaN equals nothing: spread NaNs by position, or n of them would
+     * share one probe chain and cost O(n^2). */
+    if (isnan(v)) return mix((uint64_t)i * 0x9e3779b97f4a7c15ULL + 1);
     return hash_bytes(&v, sizeof v);
   }
   size_t es = dfx__dtype_storage((dfx_dtype)t->dtype);
@@ -111,9 +113,10 @@ static dfx_code unique_impl(dfx_kctx *ctx, bool counts) {
   }
   dfx_code c = DFX_OK;
   dfx_tensor *idx = dfx__kctx_alloc(ctx, 1, it, 1, &n);
-  int64_t nu = 0;
+  int64_t nu = 0, left = DFX_G_POLL_EVERY;
   if (!idx) c = ctx->st->code;
   for (int64_t i = 0; c == DFX_OK && i < n; i++) {
+    if ((c = gtick(ctx, &left, 1))) break;
     uint64_t s = hmap_find(&m, x, i);
     if (m.slot[s] < 0) {
       m.slot[s] = i;
@@ -155,15 +158,20 @@ static dfx_code list_diff(dfx_kctx *ctx) {
     hmap_free(&m);
     return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   }
-  for (int64_t j = 0; j < y->count; j++) {
+  dfx_code c = DFX_OK;
+  int64_t keep = 0, left = DFX_G_POLL_EVERY;
+  for (int64_t j = 0; c == DFX_OK && j < y->count; j++) {
     uint64_t s = hmap_find(&m, y, j);
     if (m.slot[s] < 0) m.slot[s] = j;
+    c = gtick(ctx, &left, 1);
   }
-  int64_t keep = 0;
-  for (int64_t i = 0; i < x->count; i++) keep += m.slot[hmap_find(&m, x, i)] < 0;
-  dfx_code c = DFX_OK;
-  dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, 1, &keep), *idx = out ? dfx__kctx_alloc(ctx, 1, it, 1, &keep) : NULL;
-  if (!out || !idx) c = ctx->st->code;
+  for (int64_t i = 0; c == DFX_OK && i < x->count; i++) {
+    keep += m.slot[hmap_find(&m, x, i)] < 0;
+    c = gtick(ctx, &left, 1);
+  }
+  dfx_tensor *out = c == DFX_OK ? dfx__kctx_alloc(ctx, 0, dt, 1, &keep) : NULL;
+  dfx_tensor *idx = out ? dfx__kctx_alloc(ctx, 1, it, 1, &keep) : NULL;
+  if (c == DFX_OK && (!out || !idx)) c = ctx->st->code;
   size_t es = dfx__dtype_storage(dt);
   for (int64_t i = 0, k = 0; c == DFX_OK && i < x->count; i++) {
     if (m.slot[hmap_find(&m, x, i)] >= 0) continue;
@@ -185,7 +193,9 @@ static dfx_code invert_permutation(dfx_kctx *ctx) {
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, 1, &n);
   if (!y) return ctx->st->code;
   for (int64_t i = 0; i < n; i++) gset_idx(y, i, -1);
+  int64_t left = DFX_G_POLL_EVERY;
   for (int64_t i = 0; i < n; i++) {
+    if (gtick(ctx, &left, 1)) return ctx->st->code;
     int64_t d = gidx(x, i);
     if (d < 0 || d >= n)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "%lld is not between 0 and %lld", (long long)d, (long long)n);
@@ -195,11 +205,12 @@ static dfx_code invert_permutation(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+#define UNIQUE_T "T: " DFX_G_HASHABLE "; out_idx: {int32, int64}"
 static const dfx_kernel_def kernels[] = {
-    {"Unique", NULL, unique, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"UniqueWithCounts", NULL, unique_counts, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ListDiff", NULL, list_diff, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"InvertPermutation", NULL, invert_permutation, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Unique", UNIQUE_T, unique, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"UniqueWithCounts", UNIQUE_T, unique_counts, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ListDiff", UNIQUE_T, list_diff, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"InvertPermutation", "T: {int32, int64}", invert_permutation, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_gather_unique(dfx_registry *r);
