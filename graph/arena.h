@@ -1,6 +1,6 @@
 /* arena.h - zeroed blocks freed all at once: the memory of protobuf-c
- * messages the graph layer assembles (export, the builder), which live
- * exactly as long as one serialisation or one builder. */
+ * messages export assembles (alive for one serialisation) and the
+ * builder's handles and strings (alive as long as the builder). */
 #ifndef DFX_ARENA_H
 #define DFX_ARENA_H
 

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "clone.h"
 
 /* ---- errors ---- */
 
@@ -270,16 +269,10 @@ dfx_code dfx_bnode_add_input(dfx_bnode *n, const char *input) {
   return c != DFX_OK ? c : push_input(b, n->id, routed, NULL);
 }
 
-/* The edit API has no device setter yet (graph/edit.c); the builder owns
- * its graph, which no session reads, so it writes the field itself. */
 dfx_code dfx_bnode_set_device(dfx_bnode *n, const char *device) {
   if (!n) return DFX_EINVAL;
   if (!device) return dfx__builder_fail(n->b, NULL, DFX_EINVAL, "dfx_bnode_set_device: NULL device");
-  char *d = dfx__strdup(device);
-  if (!d) return OOM(n->b, NULL);
-  dfx_node *node = &n->b->g->nodes[n->id];
-  dfx__free(node->device);
-  node->device = d;
+  if (dfx__graph_set_device(n->b->g, n->id, device, NULL) != DFX_OK) return OOM(n->b, NULL);
   return DFX_OK;
 }
 

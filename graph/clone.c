@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "clone.h"
+#include "graph.h"
 #include "function.pb-c.h"
 #include "pballoc.h"
 

@@ -177,6 +177,15 @@ dfx_code dfx__graph_rename(dfx_graph *g, int id, const char *name, dfx_status *s
   return dfx__graph_index_rebuild(g, st);
 }
 
+dfx_code dfx__graph_set_device(dfx_graph *g, int id, const char *device, dfx_status *st) {
+  char *d = dfx__strdup(device ? device : "");
+  if (!d) return oom(st);
+  dfx__free(g->nodes[id].device);
+  g->nodes[id].device = d;
+  mark_edited(g);
+  return DFX_OK;
+}
+
 char *dfx__graph_unique_name(const dfx_graph *g, const char *base) {
   size_t n = strlen(base) + 24;
   char *s = dfx__malloc(n);

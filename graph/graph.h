@@ -119,6 +119,20 @@ dfx_code dfx__graph_rename(dfx_graph *g, int id, const char *name, dfx_status *s
 /* A name not used in g: `base`, else "base_1", "base_2"... (new string, or
  * NULL when out of memory). */
 char *dfx__graph_unique_name(const dfx_graph *g, const char *base);
+/* Sets a node's requested device (a copy; "" for none). DFX_ENOMEM. */
+dfx_code dfx__graph_set_device(dfx_graph *g, int id, const char *device, dfx_status *st);
+
+/* ---- clone.c ---- */
+
+/* A new graph in the editing state holding a deep copy of g's nodes (same
+ * ids, removed ones still marked), inputs, attrs (tensors shared by
+ * reference) and meta; g may be final or being edited and is only read.
+ * Finalise the copy before planning from it. DFX_ENOMEM. */
+dfx_code dfx__graph_clone(const dfx_graph *g, dfx_graph **out, dfx_status *st);
+/* A new copy of a graph's function library (an unpacked
+ * Tensorflow__FunctionDefLibrary, passed as void*), or NULL when out of
+ * memory. */
+void *dfx__graph_library_copy(const void *library);
 
 /* ---- finalize.c ---- */
 

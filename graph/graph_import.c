@@ -228,12 +228,7 @@ static bool looks_like_text(const unsigned char *b, size_t len) {
 /* The graph keeps the function library as it came, for export (functions
  * are not imported yet): a copy through the wire format, so it owns it. */
 static dfx_code copy_library(dfx_graph *g, const Tensorflow__FunctionDefLibrary *lib, dfx_status *st) {
-  size_t n = protobuf_c_message_get_packed_size(&lib->base);
-  uint8_t *buf = dfx__malloc(n ? n : 1);
-  if (!buf) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
-  protobuf_c_message_pack(&lib->base, buf);
-  g->meta.library = tensorflow__function_def_library__unpack(&dfx__pb_allocator, n, buf);
-  dfx__free(buf);
+  g->meta.library = dfx__graph_library_copy(lib);
   return g->meta.library ? DFX_OK : dfx__status_set(st, DFX_ENOMEM, "out of memory copying the function library");
 }
 

@@ -4,7 +4,6 @@
  * final and shared, so passes always edit a private copy. */
 #include <string.h>
 
-#include "clone.h"
 #include "pass.h"
 
 dfx_code dfx__passes_optimized_copy(const dfx_graph *g, const char *list, const dfx_pass_ports *ports,
