@@ -1,6 +1,7 @@
 /* optimize_api.c - the graph-transformation layer's public face:
  * dfx_graph_optimize, the pass listing, and the optimizer a session runs
  * before planning each run signature (session option `optimize`). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -102,7 +103,7 @@ dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, df
   if (out) *out = NULL;
   const dfx_registry *r = dfx__lib_registry(st);
   if (!r) return st ? st->code : DFX_EINTERNAL;
-  const char *list = opts ? opts->optimize : NULL;
+  const char *list = opts && opts->optimize ? opts->optimize : getenv("DFX_OPTIMIZE");
   dfx_code c = dfx__passes_check(list, st);
   if (c != DFX_OK) return c;
   if (list && (strcmp(list, "none") == 0 || !*list)) return dfx__session_new(g, r, NULL, opts, out, st);

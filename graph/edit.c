@@ -177,6 +177,17 @@ dfx_code dfx__graph_rename(dfx_graph *g, int id, const char *name, dfx_status *s
   return dfx__graph_index_rebuild(g, st);
 }
 
+dfx_code dfx__graph_set_op(dfx_graph *g, int id, const char *op, dfx_status *st) {
+  char *o = dfx__strdup(op);
+  if (!o) return oom(st);
+  dfx_node *n = &g->nodes[id];
+  dfx__free(n->op);
+  n->op = o;
+  n->ctrl = dfx__ctrl_class(op);
+  mark_edited(g);
+  return DFX_OK;
+}
+
 dfx_code dfx__graph_set_device(dfx_graph *g, int id, const char *device, dfx_status *st) {
   char *d = dfx__strdup(device ? device : "");
   if (!d) return oom(st);

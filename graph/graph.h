@@ -119,6 +119,9 @@ dfx_code dfx__graph_rename(dfx_graph *g, int id, const char *name, dfx_status *s
 /* A name not used in g: `base`, else "base_1", "base_2"... (new string, or
  * NULL when out of memory). */
 char *dfx__graph_unique_name(const dfx_graph *g, const char *base);
+/* Changes a node's op in place (its inputs and attrs stay: make them fit
+ * the new op's signature before finalising). DFX_ENOMEM. */
+dfx_code dfx__graph_set_op(dfx_graph *g, int id, const char *op, dfx_status *st);
 /* Sets a node's requested device (a copy; "" for none). DFX_ENOMEM. */
 dfx_code dfx__graph_set_device(dfx_graph *g, int id, const char *device, dfx_status *st);
 

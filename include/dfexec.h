@@ -387,7 +387,9 @@ typedef struct dfx_session_options {
    * runs an optimised copy; the graph itself is not changed): NULL or
    * "default" for the default pipeline, "none" for none, or a comma-
    * separated list of passes (dfx_optimize_pass lists them). Borrowed for
-   * the call; an unknown pass fails dfx_session_new with DFX_EINVAL. */
+   * the call; an unknown pass fails dfx_session_new with DFX_EINVAL. When
+   * NULL, the environment variable DFX_OPTIMIZE, if set, gives the list
+   * (so a program's optimisation can be switched off without rebuilding). */
   const char *optimize;
 } dfx_session_options;
 

@@ -4,7 +4,8 @@
  *
  * Constants are Const nodes nobody feeds, and loop invariants: a constant
  * Enter of a constant (tf-semantics §2.5), which delivers the same value to
- * every iteration. The replacement keeps the frame, the iterations and the
+ * every iteration. A node of one output becomes a Const in place (its name
+ * stays); one of several becomes one Const per output. The replacement keeps the frame, the iterations and the
  * deadness of what it replaces by taking over its control inputs and those
  * of its constant sources (a branch constant's pivot, an invariant's Enter
  * as a control input, which puts it in the loop's frame and every
@@ -51,7 +52,8 @@ static bool expands(const char *op) {
 static bool foldable(const dfx_pass_ctx *c, const dfx_node *n, int *src) {
   if (n->removed || n->n_in == 0 || n->n_in > MAX_FOLD_INPUTS || n->n_out == 0 || expands(n->op)) return false;
   if (!dfx__pass_pure(c, n) || dfx__pass_fed(c, n->name)) return false;
-  /* A kept node keeps its name: possible for one output only. */
+  /* A kept node keeps its name: it becomes a Const in place, which only
+   * a node of one output can. */
   if (dfx__pass_keeps(c, n->name) && n->n_out != 1) return false;
   size_t in_bytes = 0;
   for (int k = 0; k < n->n_in; k++) {
@@ -97,64 +99,89 @@ static dfx_code evaluate(const dfx_pass_ctx *c, const dfx_node *n, const int *sr
   return rc;
 }
 
-/* Adds Const `name` holding t, with node nid's control inputs and those of
- * its sources (see top). Returns its id or -1. Nodes are read through their
- * ids, since adding a node may move the node array. */
-static int add_const(dfx_pass_ctx *c, const char *name, const dfx_tensor *t, int nid, const int *src) {
-  dfx_graph *g = c->g;
-  int id = dfx__graph_add_node(g, name, "Const", c->st);
-  if (id < 0) return -1;
-  dfx_attr value = {.name = "value", .kind = DFX_ATTR_TENSOR, .v.tensor = (dfx_tensor *)t};
-  dfx_attr dtype = {.name = "dtype", .kind = DFX_ATTR_TYPE, .v.type = (dfx_dtype)t->dtype};
-  if (dfx__graph_set_attr(g, id, &value, c->st) != DFX_OK || dfx__graph_set_attr(g, id, &dtype, c->st) != DFX_OK)
-    return -1;
-  for (int k = g->nodes[nid].n_in; k < g->nodes[nid].n_in + g->nodes[nid].n_ctrl; k++)
-    if (dfx__graph_add_input(g, id, g->nodes[nid].in[k].node, -1, c->st) != DFX_OK) return -1;
-  for (int k = 0; k < g->nodes[nid].n_in; k++) {
-    int via = g->nodes[nid].in[k].node; /* the Const itself, or the constant Enter n reads */
+/* The control inputs a Const replacing node i needs (see top): i's own,
+ * those of its constant sources, and the constant Enters it reads through.
+ * A new array of *n ids (duplicates dropped), or NULL when out of memory. */
+static int *fold_controls(const dfx_graph *g, int i, const int *src, int *n) {
+  const dfx_node *x = &g->nodes[i];
+  int cap = x->n_ctrl + x->n_in;
+  for (int k = 0; k < x->n_in; k++) cap += g->nodes[src[k]].n_ctrl;
+  int *ids = dfx__malloc(sizeof(int) * ((size_t)cap + 1));
+  if (!ids) return NULL;
+  *n = 0;
+#define ADD(id_)                                                    \
+  do {                                                              \
+    int id__ = (id_), dup__ = 0;                                    \
+    for (int q = 0; q < *n && !dup__; q++) dup__ = ids[q] == id__;  \
+    if (!dup__) ids[(*n)++] = id__;                                 \
+  } while (0)
+  for (int k = x->n_in; k < x->n_in + x->n_ctrl; k++) ADD(x->in[k].node);
+  for (int k = 0; k < x->n_in; k++) {
+    int via = x->in[k].node; /* the Const itself, or the constant Enter x reads */
     if (via != src[k]) {
-      if (dfx__graph_add_input(g, id, via, -1, c->st) != DFX_OK) return -1;
+      ADD(via);
       continue;
     }
     const dfx_node *s = &g->nodes[src[k]];
-    for (int j = s->n_in; j < s->n_in + s->n_ctrl; j++)
-      if (dfx__graph_add_input(g, id, s->in[j].node, -1, c->st) != DFX_OK) return -1;
+    for (int j = s->n_in; j < s->n_in + s->n_ctrl; j++) ADD(s->in[j].node);
   }
-  return id;
+#undef ADD
+  return ids;
 }
 
-/* Replaces node i by Consts holding outs[]; a kept node's Const takes its
- * name (the node itself is renamed out of the way first). */
-static dfx_code replace(dfx_pass_ctx *c, int i, dfx_tensor **outs, const int *src) {
+static dfx_code set_value(dfx_graph *g, int id, const dfx_tensor *t, dfx_status *st) {
+  dfx_attr value = {.name = "value", .kind = DFX_ATTR_TENSOR, .v.tensor = (dfx_tensor *)t};
+  dfx_attr dtype = {.name = "dtype", .kind = DFX_ATTR_TYPE, .v.type = (dfx_dtype)t->dtype};
+  dfx_code rc = dfx__graph_set_attr(g, id, &value, st);
+  return rc == DFX_OK ? dfx__graph_set_attr(g, id, &dtype, st) : rc;
+}
+
+/* Turns node i into a Const holding t, in place: it keeps its id, name and
+ * device, so its consumers, a fetch of it and a trace still find it. */
+static dfx_code become_const(dfx_pass_ctx *c, int i, const dfx_tensor *t, const int *ctrl, int n_ctrl) {
   dfx_graph *g = c->g;
-  char *keep_name = NULL;
-  dfx_code rc = DFX_OK;
-  if (dfx__pass_keeps(c, g->nodes[i].name)) {
-    char *tmp = dfx__graph_unique_name(g, "folded/old");
-    keep_name = dfx__strdup(g->nodes[i].name);
-    if (!tmp || !keep_name || dfx__graph_rename(g, i, tmp, c->st) != DFX_OK) rc = DFX_ENOMEM;
-    dfx__free(tmp);
-  }
+  while (g->nodes[i].n_in + g->nodes[i].n_ctrl > 0) dfx__graph_remove_input(g, i, 0);
+  while (g->nodes[i].n_attrs > 0) dfx__graph_remove_attr(g, i, g->nodes[i].attrs[0].name);
+  dfx_code rc = dfx__graph_set_op(g, i, "Const", c->st);
+  if (rc == DFX_OK) rc = set_value(g, i, t, c->st);
+  for (int k = 0; k < n_ctrl && rc == DFX_OK; k++) rc = dfx__graph_add_input(g, i, ctrl[k], -1, c->st);
+  return rc;
+}
+
+/* Replaces node i by one Const per output ("<name>/folded_<k>"); its
+ * control consumers wait for the first. Never a kept node (see foldable). */
+static dfx_code split_into_consts(dfx_pass_ctx *c, int i, dfx_tensor **outs, const int *ctrl, int n_ctrl) {
+  dfx_graph *g = c->g;
   int n_out = g->nodes[i].n_out;
-  for (int k = 0; k < n_out && rc == DFX_OK; k++) {
+  for (int k = 0; k < n_out; k++) {
     char base[256];
     snprintf(base, sizeof base, "%.200s/folded_%d", g->nodes[i].name, k);
-    char *name = keep_name ? keep_name : dfx__graph_unique_name(g, base);
-    int id = name ? add_const(c, name, outs[k], i, src) : -1;
-    if (name != keep_name) dfx__free(name);
-    if (id < 0) {
-      rc = c->st && c->st->code != DFX_OK ? c->st->code : DFX_ENOMEM;
-      break;
-    }
+    char *name = dfx__graph_unique_name(g, base);
+    int id = name ? dfx__graph_add_node(g, name, "Const", c->st) : -1;
+    dfx__free(name);
+    if (id < 0) return DFX_ENOMEM;
+    dfx_code rc = set_value(g, id, outs[k], c->st);
+    for (int q = 0; q < n_ctrl && rc == DFX_OK; q++) rc = dfx__graph_add_input(g, id, ctrl[q], -1, c->st);
+    if (rc != DFX_OK) return rc;
     dfx__graph_replace_uses(g, i, k, id, 0);
     if (k == 0) dfx__graph_replace_uses(g, i, -1, id, -1);
     c->counts.added++;
   }
-  dfx__free(keep_name);
-  if (rc == DFX_OK) {
-    dfx__graph_remove_node(g, i);
-    c->counts.removed++;
+  dfx__graph_remove_node(g, i);
+  c->counts.removed++;
+  return DFX_OK;
+}
+
+static dfx_code replace(dfx_pass_ctx *c, int i, dfx_tensor **outs, const int *src) {
+  int n_ctrl;
+  int *ctrl = fold_controls(c->g, i, src, &n_ctrl);
+  dfx_code rc = DFX_ENOMEM;
+  if (ctrl && c->g->nodes[i].n_out == 1) {
+    if ((rc = become_const(c, i, outs[0], ctrl, n_ctrl)) == DFX_OK) c->counts.rewritten++;
+  } else if (ctrl) {
+    rc = split_into_consts(c, i, outs, ctrl, n_ctrl);
   }
+  dfx__free(ctrl);
   return rc == DFX_ENOMEM ? dfx__status_set(c->st, DFX_ENOMEM, "out of memory") : rc;
 }
 

@@ -134,8 +134,9 @@ Test(commands, convert_errors, .timeout = 30) {
 
 Test(commands, help_for_each_command, .timeout = 30) {
   static const char *cmds[][2] = {{"run", "usage: dfexec run"}, {"info", "usage: dfexec info"},
-                                  {"dot", "usage: dfexec dot"}, {"convert", "usage: dfexec convert"}};
-  for (int i = 0; i < 4; i++) {
+                                  {"dot", "usage: dfexec dot"}, {"convert", "usage: dfexec convert"},
+                                  {"optimize", "usage: dfexec optimize"}};
+  for (int i = 0; i < 5; i++) {
     cli_result r = RUN(cmds[i][0], "--help");
     cr_assert_eq(r.status, 0, "%s --help", cmds[i][0]);
     cr_assert(strstr(r.out, cmds[i][1]), "%s", r.out);

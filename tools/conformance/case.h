@@ -33,6 +33,10 @@ typedef struct case_def {
 typedef struct case_cfg {
   int threads;                  /* session worker threads; 0: engine default */
   double timeout;               /* seconds per run (dfx_run_options.timeout_sec) */
+  const char *optimize;         /* the session's optimisation (NULL: default pipeline) */
+  int via_graphdef;             /* 1: optimise for the case's ports with dfx_graph_optimize, write the result
+                                 * as a GraphDef, import that and run it unoptimised (what `dfexec optimize`
+                                 * then `dfexec run --optimize none` does) */
 } case_cfg;
 
 /* Parses case.json text (borrowed) into *out. Returns 0, or -1 with a

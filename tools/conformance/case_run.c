@@ -81,6 +81,26 @@ static int check_fetch(const char *dir, const case_def *c, const dfx_graph *g, i
   return r.kind == COMPARE_VALUE;
 }
 
+/* Replaces *g by its optimised form after a round trip through the
+ * GraphDef wire format. */
+static dfx_code via_graphdef(const char *passes, const dfx_port *feeds, int n_feeds, const dfx_port *fetches,
+                             int n_fetches, dfx_graph **g, dfx_status *st) {
+  dfx_optimize_options oo = { .passes = passes, .feeds = feeds, .n_feeds = n_feeds, .fetches = fetches,
+                              .n_fetches = n_fetches };
+  dfx_graph *og = NULL, *back = NULL;
+  void *buf = NULL;
+  size_t len = 0;
+  dfx_code code = dfx_graph_optimize(*g, &oo, &og, NULL, st);
+  if (code == DFX_OK) code = dfx_graph_serialize(og, 0, &buf, &len, st);
+  if (code == DFX_OK) code = dfx_graph_import(buf, len, &back, st);
+  dfx_free(buf);
+  dfx_graph_free(og);
+  if (code != DFX_OK) return code;
+  dfx_graph_free(*g);
+  *g = back;
+  return DFX_OK;
+}
+
 void case_run(const char *dir, const case_cfg *cfg, outcome *o) {
   case_def c;
   dfx_graph *g = NULL;
@@ -110,11 +130,6 @@ void case_run(const char *dir, const case_cfg *cfg, outcome *o) {
     outcome_from_error(o, code, msg);
     goto fail;
   }
-  dfx_session_options so = { .n_threads = cfg->threads };
-  if ((code = dfx_session_new(g, &so, &s, st)) != DFX_OK) {
-    outcome_from_error(o, code, dfx_status_message(st));
-    goto fail;
-  }
   feeds = calloc((size_t)c.n_feeds + 1, sizeof *feeds);
   feed_vals = calloc((size_t)c.n_feeds + 1, sizeof *feed_vals);
   fetches = calloc((size_t)c.n_fetches, sizeof *fetches);
@@ -125,6 +140,15 @@ void case_run(const char *dir, const case_cfg *cfg, outcome *o) {
   }
   if (make_feeds(dir, &c, g, feeds, feed_vals, o) != 0) goto fail;
   for (int i = 0; i < c.n_fetches; i++) fetches[i] = (dfx_port){ c.fetches[i].name, c.fetches[i].index };
+  if (cfg->via_graphdef && (code = via_graphdef(cfg->optimize, feeds, c.n_feeds, fetches, c.n_fetches, &g, st)) != DFX_OK) {
+    outcome_from_error(o, code, dfx_status_message(st));
+    goto fail;
+  }
+  dfx_session_options so = { .n_threads = cfg->threads, .optimize = cfg->via_graphdef ? "none" : cfg->optimize };
+  if ((code = dfx_session_new(g, &so, &s, st)) != DFX_OK) {
+    outcome_from_error(o, code, dfx_status_message(st));
+    goto fail;
+  }
   dfx_run_options ro = { .timeout_sec = cfg->timeout };
   code = dfx_session_run(s, &ro, feeds, feed_vals, c.n_feeds, fetches, fetch_vals, c.n_fetches, NULL, 0, st);
   if (code != DFX_OK) {

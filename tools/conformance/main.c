@@ -12,8 +12,8 @@
 #include "scan.h"
 
 typedef struct opts {
-  const char *json, *filter, *dir;
-  int threads, jobs, verbose, no_fork;
+  const char *json, *filter, *dir, *optimize;
+  int threads, jobs, verbose, no_fork, via_graphdef;
   double timeout;
   long min_pass;  /* -1: no floor */
 } opts;
@@ -21,7 +21,8 @@ typedef struct opts {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: dfx-conformance [--json REPORT.json] [--threads N] [--jobs N] [--filter SUBSTR]\n"
-          "                       [--timeout SEC] [--min-pass N] [--verbose] [--no-fork] DIR\n"
+          "                       [--timeout SEC] [--min-pass N] [--optimize LIST] [--via-graphdef]\n"
+          "                       [--verbose] [--no-fork] DIR\n"
           "Runs every case (a directory with a case.json) under DIR, each in its own\n"
           "process, and prints passed/total with the failures grouped by reason.\n"
           "  --json FILE     also write a JSON report\n"
@@ -30,6 +31,10 @@ static void usage(FILE *f) {
           "  --filter S      only cases whose path contains S\n"
           "  --timeout SEC   per-case run deadline (default 60)\n"
           "  --min-pass N    exit 1 when fewer than N cases pass\n"
+          "  --optimize L    graph optimisation: default (as sessions do), none, or a\n"
+          "                  comma-separated list of passes\n"
+          "  --via-graphdef  optimise for the case's feeds and fetches, write the graph\n"
+          "                  as a GraphDef, and run that re-imported graph unoptimised\n"
           "  --verbose       one line per case\n"
           "  --no-fork       run cases in this process (for debuggers)\n");
 }
@@ -50,12 +55,14 @@ static int parse_args(int argc, char **argv, opts *o) {
     long v;
     if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) o->verbose = 1;
     else if (!strcmp(a, "--no-fork")) o->no_fork = 1;
+    else if (!strcmp(a, "--via-graphdef")) o->via_graphdef = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
     else if (a[0] == '-' && a[1] == '-' && !val) {
       fprintf(stderr, "dfx-conformance: %s needs a value\n", a);
       return -1;
     } else if (!strcmp(a, "--json")) o->json = argv[++i];
     else if (!strcmp(a, "--filter")) o->filter = argv[++i];
+    else if (!strcmp(a, "--optimize")) o->optimize = argv[++i];
     else if (!strcmp(a, "--threads") || !strcmp(a, "--jobs") || !strcmp(a, "--min-pass")) {
       if (parse_long(val, 0, 1000000, &v) != 0) {
         fprintf(stderr, "dfx-conformance: bad value for %s: %s\n", a, val);
@@ -110,7 +117,7 @@ int main(int argc, char **argv) {
   }
   printf("running %d cases from %s\n", n, o.dir);
   runner_cfg rc = {
-    .run = { .threads = o.threads, .timeout = o.timeout },
+    .run = { .threads = o.threads, .timeout = o.timeout, .optimize = o.optimize, .via_graphdef = o.via_graphdef },
     .jobs = o.no_fork ? 0 : o.jobs,
     /* Loading and comparing also take time: allow a margin over the run
      * deadline before the child is killed. */

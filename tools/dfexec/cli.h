@@ -29,6 +29,17 @@ int dfx__cmd_run(int argc, char **argv);
 int dfx__cmd_info(int argc, char **argv);
 int dfx__cmd_dot(int argc, char **argv);
 int dfx__cmd_convert(int argc, char **argv);
+int dfx__cmd_optimize(int argc, char **argv);
+
+/* ---- cmd_optimize.c: shared with run ---- */
+
+/* The per-pass table of an optimisation report. */
+void dfx__cli_print_optimize_report(FILE *f, const dfx_optimize_report *r);
+/* Whether `list` is default, none or a comma list of known passes; if not,
+ * the first unknown name goes to bad. */
+bool dfx__cli_passes_valid(const char *list, char *bad, size_t n);
+/* Usage error naming an unknown pass and the known ones; DFX_EXIT_USAGE. */
+int dfx__cli_bad_passes(const char *cmd, const char *opt, const char *bad);
 
 /* ---- graphinfo.c: graph inspection shared by run and info ---- */
 

@@ -30,8 +30,12 @@ static const char run_help[] =
     "                              bfloat16 is written as float32 ('<f4') since numpy has\n"
     "                              no bfloat16; strings as '<U{n}' (or '|S{n}' if not UTF-8)\n"
     "  --threads N                 worker threads (default: number of cores)\n"
+    "  --optimize LIST             graph optimisation before running: default (the\n"
+    "                              default pipeline), none, or a comma-separated list\n"
+    "                              of passes (dfexec optimize --list)\n"
     "  --repeat N                  run N times and report min/median wall time\n"
-    "  --stats                     per-op and per-frame time and counts\n"
+    "  --stats                     what each optimisation pass did, and per-op and\n"
+    "                              per-frame time and counts\n"
     "  --trace FILE.json           Chrome trace of the (last) run, for chrome://tracing\n"
     "                              or Perfetto\n"
     "  --timeout SECONDS           fail a run that takes longer\n"
@@ -49,13 +53,13 @@ typedef struct run_args {
   char **feed_args, **fetch_args, **targets;
   int n_feeds, n_fetches, n_targets;
   bool json, stats;
-  const char *output_dir, *trace_path;
+  const char *output_dir, *trace_path, *optimize;
   long long threads, repeat, max_iterations;
   double timeout;
 } run_args;
 
 enum { OPT_FEED = 256, OPT_FETCH, OPT_TARGET, OPT_FORMAT, OPT_OUTDIR, OPT_THREADS, OPT_REPEAT, OPT_STATS,
-       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_HELP };
+       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_HELP };
 
 static const struct option run_opts[] = {
     {"feed", required_argument, NULL, OPT_FEED},          {"fetch", required_argument, NULL, OPT_FETCH},
@@ -63,7 +67,8 @@ static const struct option run_opts[] = {
     {"output-dir", required_argument, NULL, OPT_OUTDIR},  {"threads", required_argument, NULL, OPT_THREADS},
     {"repeat", required_argument, NULL, OPT_REPEAT},      {"stats", no_argument, NULL, OPT_STATS},
     {"trace", required_argument, NULL, OPT_TRACE},        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"max-iterations", required_argument, NULL, OPT_MAXITER}, {"help", no_argument, NULL, OPT_HELP},
+    {"max-iterations", required_argument, NULL, OPT_MAXITER}, {"optimize", required_argument, NULL, OPT_OPTIMIZE},
+    {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
 /* Returns -1 to continue, or the exit status to stop with. */
@@ -101,6 +106,12 @@ static int parse_args(int argc, char **argv, run_args *a) {
         return dfx__cli_usage("run", "--repeat needs a positive number, not '%s'", optarg);
       break;
     case OPT_STATS: a->stats = true; break;
+    case OPT_OPTIMIZE: {
+      char bad[64];
+      if (!dfx__cli_passes_valid(optarg, bad, sizeof bad)) return dfx__cli_bad_passes("run", "--optimize", bad);
+      a->optimize = optarg;
+      break;
+    }
     case OPT_TRACE: a->trace_path = optarg; break;
     case OPT_TIMEOUT:
       errno = 0;
@@ -241,7 +252,8 @@ int dfx__cmd_run(int argc, char **argv) {
   run_args a = {0};
   int rc = parse_args(argc, argv, &a);
   dfx_status *st = dfx_status_new();
-  dfx_graph *g = NULL;
+  dfx_graph *g = NULL, *og = NULL; /* og: g optimised for this run */
+  dfx_optimize_report report = {0};
   dfx_session *s = NULL;
   dfx_trace *tr = NULL;
   dfx_cli_port *feeds = NULL, *fetches = NULL;
@@ -332,13 +344,26 @@ int dfx__cmd_run(int argc, char **argv) {
     fetch_names[i] = dfx__port_str(&fetches[i], name_bufs[i], len);
   }
 
-  dfx_session_options so = {.n_threads = (int)a.threads};
-  if (dfx_session_new(g, &so, &s, st) != DFX_OK) {
+  /* Optimised here rather than by the session, so that --stats can report
+   * the passes and --trace sees the nodes the session runs. */
+  const dfx_graph *run_g = g;
+  if (!a.optimize || strcmp(a.optimize, "none") != 0) {
+    dfx_optimize_options oo = {.passes = a.optimize, .feeds = feed_ports, .n_feeds = a.n_feeds, .fetches = fetch_ports,
+                               .n_fetches = n_fetches, .targets = (const char *const *)a.targets,
+                               .n_targets = a.n_targets};
+    if (dfx_graph_optimize(g, &oo, &og, &report, st) != DFX_OK) {
+      dfx__cli_error("%s", dfx_status_message(st));
+      goto fail;
+    }
+    run_g = og;
+  }
+  dfx_session_options so = {.n_threads = (int)a.threads, .optimize = "none"};
+  if (dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
   dfx_run_options ro = {.timeout_sec = a.timeout, .max_iterations = a.max_iterations};
-  if ((a.stats || a.trace_path) && !(tr = dfx__trace_new(g))) goto oom;
+  if ((a.stats || a.trace_path) && !(tr = dfx__trace_new(run_g))) goto oom;
   for (long long r = 0; r < a.repeat; r++) {
     for (int i = 0; i < n_fetches; i++) {
       dfx_tensor_free(fetch_vals[i]);
@@ -369,7 +394,11 @@ int dfx__cmd_run(int argc, char **argv) {
     double median = a.repeat % 2 ? times[a.repeat / 2] : (times[a.repeat / 2 - 1] + times[a.repeat / 2]) / 2;
     fprintf(info, "time over %lld runs: min %.3f ms, median %.3f ms\n", a.repeat, times[0] * 1e3, median * 1e3);
   }
-  if (a.stats) dfx__trace_print_stats(tr, info, (int)a.repeat);
+  if (a.stats) {
+    if (og) dfx__cli_print_optimize_report(info, &report);
+    else fprintf(info, "optimisation: off (--optimize none)\n");
+    dfx__trace_print_stats(tr, info, (int)a.repeat);
+  }
   if (a.trace_path) {
     char err[512];
     if (!dfx__trace_write_chrome(tr, a.trace_path, err, sizeof err)) {
@@ -392,6 +421,8 @@ fail:
   for (int i = 0; name_bufs && i < n_fetches; i++) free(name_bufs[i]);
   dfx_session_free(s);
   dfx__trace_free(tr);
+  dfx_optimize_report_free(&report);
+  dfx_graph_free(og);
   dfx__ports_free(feeds, n_feeds_done);
   dfx__ports_free(fetches, n_fetches);
   free(feed_vals);
