@@ -232,7 +232,7 @@ static dfx_code extract_patches(dfx_kctx *ctx) {
     char b[96];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input must be 4-dimensional%s", DFX_SHAPE_STR(x, b));
   }
-  int64_t B = x->dims[0], H = x->dims[1], W = x->dims[2], D = x->dims[3], oh, ow, ph, pw, depth;
+  int64_t B = x->dims[0], H = x->dims[1], W = x->dims[2], D = x->dims[3], oh = 0, ow = 0, ph = 0, pw = 0, depth;
   if (cu_window(ctx, H, ks[1], rt[1], st[1], s->pad, 0, 0, &oh, &ph) ||
       cu_window(ctx, W, ks[2], rt[2], st[2], s->pad, 0, 0, &ow, &pw))
     return DFX_EINVAL;

@@ -46,6 +46,11 @@ int case_parse(const char *text, size_t len, case_def *out, char *err, size_t er
 int case_load(const char *dir, case_def *out, char *err, size_t errlen);
 void case_free(case_def *c);
 
+/* The case's feed ports and tensors (vals[i] new; ports borrow c's names);
+ * on error adds the reason to o and returns -1. */
+int case_make_feeds(const char *dir, const case_def *c, const dfx_graph *g, dfx_port *ports, dfx_tensor **vals,
+                    outcome *o);
+
 /* Runs the case in directory `dir` in this process and fills *o. */
 void case_run(const char *dir, const case_cfg *cfg, outcome *o);
 

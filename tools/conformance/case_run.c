@@ -17,8 +17,7 @@ static const char *fetch_op(const dfx_graph *g, const char *name) {
   return op ? op : "?";
 }
 
-/* Builds the feed tensors; on error adds the reason and returns -1. */
-static int make_feeds(const char *dir, const case_def *c, const dfx_graph *g, dfx_port *ports, dfx_tensor **vals,
+int case_make_feeds(const char *dir, const case_def *c, const dfx_graph *g, dfx_port *ports, dfx_tensor **vals,
                       outcome *o) {
   char err[256] = "";
   for (int i = 0; i < c->n_feeds; i++) {
@@ -138,7 +137,7 @@ void case_run(const char *dir, const case_cfg *cfg, outcome *o) {
     outcome_add_reason(o, "error: out of memory");
     goto fail;
   }
-  if (make_feeds(dir, &c, g, feeds, feed_vals, o) != 0) goto fail;
+  if (case_make_feeds(dir, &c, g, feeds, feed_vals, o) != 0) goto fail;
   for (int i = 0; i < c.n_fetches; i++) fetches[i] = (dfx_port){ c.fetches[i].name, c.fetches[i].index };
   if (cfg->via_graphdef && (code = via_graphdef(cfg->optimize, feeds, c.n_feeds, fetches, c.n_fetches, &g, st)) != DFX_OK) {
     outcome_from_error(o, code, dfx_status_message(st));
