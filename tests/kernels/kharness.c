@@ -1,6 +1,7 @@
 /* kharness.c - direct kernel invocation for kernel unit tests. */
 #include "kharness.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,26 @@ void kh_attr_shape(dfx_node *n, const char *name, int rank, const int64_t *dims)
 }
 void kh_attr_tensor(dfx_node *n, const char *name, dfx_tensor *t) { new_attr(n, name, DFX_ATTR_TENSOR)->v.tensor = t; }
 
+/* Swaps each output for a reference the caller owns. An output may be the
+ * kernel state's own tensor (a Const's immortal value), which fini frees
+ * right after the run: hand out a copy instead, as a session's fetch does. */
+static dfx_code export_outputs(dfx_node *n, dfx_tensor **out, dfx_status *st) {
+  for (int i = 0; i < n->n_out; i++) {
+    if (!out[i]) return dfx__status_set(st, DFX_EINTERNAL, "kernel %s left output %d unset", n->op, i);
+    dfx_tensor *mine = dfx__tensor_export(out[i]);
+    dfx__tensor_unref(out[i]);
+    out[i] = mine;
+    if (!mine) return dfx__status_set(st, DFX_ENOMEM, "out of memory exporting output %d", i);
+  }
+  return DFX_OK;
+}
+
 dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n_out, char *err, size_t errlen) {
+  return kh_run_step(n, in, n_in, out, n_out, NULL, err, errlen);
+}
+
+dfx_code kh_run_step(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n_out, dfx_step *step, char *err,
+                     size_t errlen) {
   dfx_status st;
   dfx__status_clear(&st);
   int expected = 0;
@@ -112,34 +132,27 @@ dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n
   void *state = NULL;
   if (c == DFX_OK && k->init) c = k->init(n, &state, &st);
   if (c == DFX_OK) {
-    dfx_step step;
-    dfx__step_init(&step);
-    for (int i = 0; i < n->n_out; i++) out[i] = NULL;
-    dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
-                    .step = &step, .frame = "", .iter = 0, .st = &st};
-    c = k->fn(&ctx);
+    dfx_step fresh;
+    bool own_step = !step;
+    if (own_step) {
+      step = &fresh;
+      c = dfx__step_init(step);
+      if (c != DFX_OK) dfx__status_set(&st, c, "cannot start a step");
+    }
     if (c == DFX_OK) {
-      for (int i = 0; i < n->n_out && c == DFX_OK; i++) {
-        if (!out[i]) {
-          c = dfx__status_set(&st, DFX_EINTERNAL, "kernel %s left output %d unset", n->op, i);
-          break;
+      for (int i = 0; i < n->n_out; i++) out[i] = NULL;
+      dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
+                      .step = step, .frame = "", .iter = 0, .st = &st};
+      c = k->fn(&ctx);
+      if (c == DFX_OK) c = export_outputs(n, out, &st);
+      if (c != DFX_OK) {
+        for (int i = 0; i < n->n_out; i++) {
+          dfx__tensor_unref(out[i]);
+          out[i] = NULL;
         }
-        /* An output may be the kernel state's own tensor (a Const's
-         * immortal value), which fini below frees: hand out a copy the
-         * caller owns, as a session's fetch does. */
-        dfx_tensor *mine = dfx__tensor_export(out[i]);
-        dfx__tensor_unref(out[i]);
-        out[i] = mine;
-        if (!mine) c = dfx__status_set(&st, DFX_ENOMEM, "out of memory exporting output %d", i);
       }
+      if (own_step) dfx__step_destroy(step);
     }
-    if (c != DFX_OK) {
-      for (int i = 0; i < n->n_out; i++) {
-        dfx__tensor_unref(out[i]);
-        out[i] = NULL;
-      }
-    }
-    dfx__step_destroy(&step);
     if (k->fini) k->fini(state);
   }
   if (n_out) *n_out = c == DFX_OK ? n->n_out : 0;

@@ -30,6 +30,14 @@ void kh_attr_tensor(dfx_node *n, const char *name, dfx_tensor *t);              
  * them) and *n_out is set; on error err receives the message. */
 dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n_out, char *err, size_t errlen);
 
+/* kh_run inside the caller's run: borrows `step`, so a test can cancel it or
+ * give it a deadline before the call, or share it between calls so that
+ * per-run resources (TensorArrays, stacks) outlive one kernel. NULL: a fresh
+ * step, made and destroyed around the call (what kh_run does). The kernel's
+ * state is still made and freed per call. */
+dfx_code kh_run_step(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n_out, dfx_step *step, char *err,
+                     size_t errlen);
+
 /* New tensor from raw elements (copied); strings not supported here. */
 dfx_tensor *kh_tensor(dfx_dtype t, int ndims, const int64_t *dims, const void *data);
 /* Convenience: float32 / int32 / int64 / bool tensors. */

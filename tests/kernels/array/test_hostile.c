@@ -6,7 +6,6 @@
 #include <uv.h>
 
 #include "atest.h"
-#include "node_sig.h"
 #include "step.h"
 
 /* One input: dtype, shape and values (the last value repeats; integers are
@@ -308,30 +307,16 @@ ATEST(hostile, string_replication_limited) {
 
 /* ---- long kernels stop when the run's deadline has passed ---- */
 
-/* Runs n like kh_run, in a step whose deadline is already over. */
+/* Runs n in a step whose deadline is already over. */
 static dfx_code run_late(dfx_node *n, dfx_tensor **in, int nin, char *err, size_t errlen) {
-  dfx_status st;
-  dfx__status_clear(&st);
-  int expected = 0;
-  cr_assert_eq(dfx__node_fill_defaults(n, n->def, &st), DFX_OK, "%s", st.msg);
-  cr_assert_eq(dfx__node_resolve_types(n, n->def, &expected, &st), DFX_OK, "%s", st.msg);
-  cr_assert_eq(expected, nin);
-  const dfx_kernel_def *k = dfx__registry_kernel_for(dfx__lib_registry(NULL), n, &st);
-  cr_assert(k, "%s", st.msg);
-  void *state = NULL;
-  cr_assert(!k->init || k->init(n, &state, &st) == DFX_OK, "%s", st.msg);
   dfx_step step;
-  dfx__step_init(&step);
+  cr_assert_eq(dfx__step_init(&step), DFX_OK);
   step.t0_ns = uv_hrtime();
   step.deadline_ns = step.t0_ns - 1;
   dfx_tensor *out[4] = {NULL};
-  dfx_kctx ctx = {.node = n, .n_in = nin, .in = in, .n_out = n->n_out, .out = out, .state = state, .step = &step,
-                  .frame = "", .st = &st};
-  dfx_code c = k->fn(&ctx);
+  dfx_code c = kh_run_step(n, in, nin, out, NULL, &step, err, errlen);
   afree(out, n->n_out);
   dfx__step_destroy(&step);
-  if (k->fini) k->fini(state);
-  snprintf(err, errlen, "%s", st.msg);
   return c;
 }
 

@@ -127,32 +127,18 @@ static inline void ct_init_fails(dfx_node *n, const char *sub) {
   cr_assert(strstr(st.msg, sub), "%s: init message '%s' lacks '%s'", n->op, st.msg, sub);
 }
 
-/* Runs n as kh_run does, but in a run whose deadline has passed: a kernel
- * that polls returns DFX_EDEADLINE after about CU_POLL_WORK units of work
- * instead of finishing. Returns the kernel's code; err gets its message. */
+/* Runs n in a run whose deadline has passed: a kernel that polls returns
+ * DFX_EDEADLINE after about CU_POLL_WORK units of work instead of
+ * finishing. Returns the kernel's code; err gets its message. */
 static inline dfx_code ct_run_late(dfx_node *n, dfx_tensor **in, int n_in, char *err, size_t errlen) {
-  dfx_status st;
-  dfx__status_clear(&st);
-  int expected = 0;
-  cr_assert_eq(dfx__node_fill_defaults(n, n->def, &st), DFX_OK, "%s", st.msg);
-  cr_assert_eq(dfx__node_resolve_types(n, n->def, &expected, &st), DFX_OK, "%s", st.msg);
-  cr_assert_eq(expected, n_in);
-  const dfx_kernel_def *k = dfx__registry_kernel_for(ct_registry(), n, &st);
-  cr_assert_not_null(k, "%s", st.msg);
-  void *state = NULL;
-  cr_assert_eq(k->init ? k->init(n, &state, &st) : DFX_OK, DFX_OK, "%s", st.msg);
   dfx_step step;
-  dfx__step_init(&step);
+  cr_assert_eq(dfx__step_init(&step), DFX_OK);
   step.t0_ns = 1;
   step.deadline_ns = 2; /* long past */
   dfx_tensor *out[4] = {0};
-  dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
-                  .step = &step, .frame = "", .st = &st};
-  dfx_code c = k->fn(&ctx);
+  dfx_code c = kh_run_step(n, in, n_in, out, NULL, &step, err, errlen);
   ct_free(out, n->n_out);
   dfx__step_destroy(&step);
-  if (k->fini) k->fini(state);
-  snprintf(err, errlen, "%s", st.msg);
   return c;
 }
 

@@ -26,26 +26,17 @@ static const dfx_kernel_def *kernel_of(dfx_node *n) {
   return k;
 }
 
-/* Runs n like kh_run (which has no step to stop), on a step that is already
- * cancelled or past its deadline; returns the kernel's code. */
+/* Runs n on a step that is already cancelled or past its deadline;
+ * returns the kernel's code. */
 static dfx_code run_late(dfx_node *n, dfx_tensor **in, int n_in, bool cancel, char *err) {
-  const dfx_kernel_def *k = kernel_of(n);
-  dfx_status st;
-  dfx__status_clear(&st);
-  dfx_tensor *out[4] = {0};
   dfx_step step;
-  dfx__step_init(&step);
+  cr_assert_eq(dfx__step_init(&step), DFX_OK);
   if (cancel) dfx__step_cancel(&step);
   else step.deadline_ns = 1; /* long past */
-  void *state = NULL;
-  if (k->init) cr_assert_eq(k->init(n, &state, &st), DFX_OK, "%s", st.msg);
-  dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
-                  .step = &step, .frame = "", .st = &st};
-  dfx_code c = k->fn(&ctx);
-  if (k->fini) k->fini(state);
+  dfx_tensor *out[4] = {0};
+  dfx_code c = kh_run_step(n, in, n_in, out, NULL, &step, err, 512);
   g_unref_all(out, 4);
   dfx__step_destroy(&step);
-  snprintf(err, 512, "%s", st.msg);
   return c;
 }
 

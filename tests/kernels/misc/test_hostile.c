@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "mrun.h"
+#include "mtest.h"
 
 static char err[2048];
 static dfx_step step;
@@ -120,7 +120,7 @@ static dfx_tensor *ta_make(int size, bool dynamic, int es_rank, const int64_t *e
   kh_attr_bool(n, "dynamic_size", dynamic);
   if (es_rank >= 0) kh_attr_shape(n, "element_shape", es_rank, es);
   dfx_tensor *sz = kh_scalar_i32(size), *out[2] = {NULL, NULL};
-  dfx_code c = mrun(&step, n, &sz, 1, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, &sz, 1, out, NULL, &step, err, sizeof err);
   dfx__tensor_unref(sz);
   dfx__tensor_unref(out[1]);
   kh_node_free(n);
@@ -131,7 +131,7 @@ static dfx_code ta_write(dfx_tensor *h, int32_t idx, dfx_tensor *v) {
   dfx_node *n = kh_node_new("TensorArrayWriteV3");
   kh_attr_type(n, "T", DFX_F32);
   dfx_tensor *i = kh_scalar_i32(idx), *flow = kh_scalar_f32(0), *in[4] = {h, i, v, flow}, *o = NULL;
-  dfx_code c = mrun(&step, n, in, 4, &o, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 4, &o, NULL, &step, err, sizeof err);
   dfx__tensor_unref(o);
   dfx__tensor_unref(i);
   dfx__tensor_unref(flow);
@@ -146,7 +146,7 @@ Test(hostile, tensor_array_concat_of_huge_empty_elements) {
   dfx_node *n = kh_node_new("TensorArrayConcatV3");
   kh_attr_type(n, "dtype", DFX_F32);
   dfx_tensor *flow = kh_scalar_f32(0), *in[2] = {h, flow};
-  cr_expect_eq(mrun(&step, n, in, 2, out, err, sizeof err), DFX_EINVAL);
+  cr_expect_eq(kh_run_step(n, in, 2, out, NULL, &step, err, sizeof err), DFX_EINVAL);
   cr_expect(strstr(err, "dimension 0 sizes overflow int64 at index 1"), "%s", err);
   kh_node_free(n);
   dfx__tensor_unref(flow);
@@ -181,7 +181,7 @@ Test(hostile, tensor_array_gather_stops_reading_at_the_limit) {
   dfx_tensor *ii = kh_i32(1, &d, idx), *flow = kh_scalar_f32(0), *in[3] = {h, ii, flow};
   dfx_node *n = kh_node_new("TensorArrayGatherV3");
   kh_attr_type(n, "dtype", DFX_F32);
-  cr_expect_eq(mrun(&step, n, in, 3, &g, err, sizeof err), DFX_ELIMIT);
+  cr_expect_eq(kh_run_step(n, in, 3, &g, NULL, &step, err, sizeof err), DFX_ELIMIT);
   cr_expect(strstr(err, "reading 100 elements needs over 8320 bytes"), "%s", err);
   kh_node_free(n);
   dfx__tensor_unref(ii);
@@ -193,7 +193,7 @@ static dfx_code stack_op(const char *op, dfx_tensor **in, int n_in, dfx_tensor *
   dfx_node *n = kh_node_new(op);
   if (strcmp(op, "StackV2") == 0 || strcmp(op, "StackPopV2") == 0) kh_attr_type(n, "elem_type", DFX_F32);
   if (strcmp(op, "StackPushV2") == 0) kh_attr_type(n, "T", DFX_F32);
-  dfx_code c = mrun(&step, n, in, n_in, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, n_in, out, NULL, &step, err, sizeof err);
   kh_node_free(n);
   return c;
 }
@@ -231,7 +231,7 @@ Test(hostile, empty_tensors_with_huge_dims_do_no_work, .timeout = 10) {
   dfx_tensor *x = kh_tensor(DFX_I32, 2, d, NULL), *o;
   dfx_node *n = kh_node_new("RandomShuffle");
   kh_attr_type(n, "T", DFX_I32);
-  cr_assert_eq(mrun(&step, n, &x, 1, &o, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, &x, 1, &o, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   cr_expect(o->dims[0] == d[0] && o->count == 0);
   dfx__tensor_unref(o);
   dfx__tensor_unref(x);
@@ -242,7 +242,7 @@ Test(hostile, empty_tensors_with_huge_dims_do_no_work, .timeout = 10) {
                        empty(1, &dv), empty(1, &dv), empty(1, &dv), empty(1, &db)}, *out[7];
   n = kh_node_new("BlockLSTM");
   kh_attr_type(n, "T", DFX_F32);
-  cr_assert_eq(mrun(&step, n, in, 9, out, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, in, 9, out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   for (int k = 0; k < 7; k++) {
     cr_expect(out[k]->dims[0] == T && out[k]->count == 0);
     dfx__tensor_unref(out[k]);
@@ -264,7 +264,7 @@ Test(hostile, summarize_all_of_a_huge_tensor_is_cut) {
   dfx_node *n = kh_node_new("Assert");
   kh_attr_types(n, "T", (dfx_dtype[]){DFX_I32}, 1);
   kh_attr_int(n, "summarize", -1);
-  cr_expect_eq(mrun(&step, n, in, 2, NULL, err, sizeof err), DFX_EINVAL);
+  cr_expect_eq(kh_run_step(n, in, 2, NULL, NULL, &step, err, sizeof err), DFX_EINVAL);
   size_t len = strlen(err);
   cr_expect(len > 1500 && len < DFX_STATUS_MSG_MAX && strcmp(err + len - 3, "...") == 0, "%zu: %s", len,
             err + len - 20);
@@ -281,7 +281,7 @@ Test(hostile, summarize_all_of_a_huge_tensor_is_cut) {
   kh_attr_types(n, "U", (dfx_dtype[]){DFX_I32}, 1);
   kh_attr_int(n, "summarize", -1);
   in[0] = x;
-  dfx_code c = mrun(&step, n, in, 2, &o, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 2, &o, NULL, &step, err, sizeof err);
   fflush(stderr);
   dup2(saved, 2);
   cr_assert_eq(c, DFX_OK, "%s", err);
@@ -371,7 +371,7 @@ Test(hostile, long_kernels_poll_cancellation_and_deadline) {
       dfx_tensor *in[9], *out[7] = {NULL};
       int n_in;
       dfx_node *n = long_node(ops[i], in, &n_in);
-      dfx_code c = mrun(&s, n, in, n_in, out, err, sizeof err);
+      dfx_code c = kh_run_step(n, in, n_in, out, NULL, &s, err, sizeof err);
       cr_expect_eq(c, how ? DFX_EDEADLINE : DFX_ECANCELED, "%s: %s", ops[i], err);
       cr_expect(strstr(err, how ? "run timed out" : "the run was cancelled"), "%s: %s", ops[i], err);
       cr_expect_null(out[0]);

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "mrun.h"
+#include "mtest.h"
 
 static char err[2048];
 

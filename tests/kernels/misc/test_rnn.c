@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "mrun.h"
+#include "mtest.h"
 
 static char err[2048];
 

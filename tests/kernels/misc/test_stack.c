@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "mrun.h"
+#include "mtest.h"
 
 static dfx_step step;
 static char err[2048];
@@ -19,7 +19,7 @@ static dfx_tensor *make(bool v1, int max_size) {
   kh_attr_type(n, "elem_type", DFX_F32);
   kh_attr_str(n, "stack_name", "st");
   dfx_tensor *sz = kh_scalar_i32(max_size), *h;
-  cr_assert_eq(mrun(&step, n, &sz, v1 ? 0 : 1, &h, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, &sz, v1 ? 0 : 1, &h, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   dfx__tensor_unref(sz);
   kh_node_free(n);
   return h;
@@ -29,7 +29,7 @@ static dfx_code push(bool v1, dfx_tensor *h, dfx_tensor *v) {
   dfx_node *n = kh_node_new(v1 ? "StackPush" : "StackPushV2");
   kh_attr_type(n, "T", (dfx_dtype)v->dtype);
   dfx_tensor *in[2] = {h, v}, *o;
-  dfx_code c = mrun(&step, n, in, 2, &o, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 2, &o, NULL, &step, err, sizeof err);
   if (c == DFX_OK) {
     cr_expect_eq(o, v, "push forwards the element");
     dfx__tensor_unref(o);
@@ -41,14 +41,14 @@ static dfx_code push(bool v1, dfx_tensor *h, dfx_tensor *v) {
 static dfx_code pop(bool v1, dfx_tensor *h, dfx_tensor **o) {
   dfx_node *n = kh_node_new(v1 ? "StackPop" : "StackPopV2");
   kh_attr_type(n, "elem_type", DFX_F32);
-  dfx_code c = mrun(&step, n, &h, 1, o, err, sizeof err);
+  dfx_code c = kh_run_step(n, &h, 1, o, NULL, &step, err, sizeof err);
   kh_node_free(n);
   return c;
 }
 
 static dfx_code close_stack(bool v1, dfx_tensor *h) {
   dfx_node *n = kh_node_new(v1 ? "StackClose" : "StackCloseV2");
-  dfx_code c = mrun(&step, n, &h, 1, NULL, err, sizeof err);
+  dfx_code c = kh_run_step(n, &h, 1, NULL, NULL, &step, err, sizeof err);
   kh_node_free(n);
   return c;
 }

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "mrun.h"
+#include "mtest.h"
 
 static dfx_step step;
 static char err[2048];
@@ -34,7 +34,7 @@ static dfx_tensor *ta_make(ta_opts o, dfx_tensor **flow) {
   kh_attr_str(n, "tensor_array_name", "ta");
   if (o.es_rank || o.es_scalar) kh_attr_shape(n, "element_shape", o.es_rank, o.es);
   dfx_tensor *sz = kh_scalar_i32(o.size), *out[2];
-  cr_assert_eq(mrun(&step, n, &sz, 1, out, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, &sz, 1, out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   dfx__tensor_unref(sz);
   kh_node_free(n);
   cr_assert_eq(out[0]->dtype, DFX_RESOURCE);
@@ -51,7 +51,7 @@ static dfx_code ta_write(dfx_tensor *h, int idx, dfx_tensor *v) {
   dfx_node *n = kh_node_new("TensorArrayWriteV3");
   kh_attr_type(n, "T", (dfx_dtype)v->dtype);
   dfx_tensor *flow = kh_scalar_f32(0), *i = kh_scalar_i32(idx), *in[4] = {h, i, v, flow}, *out[1];
-  dfx_code c = mrun(&step, n, in, 4, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 4, out, NULL, &step, err, sizeof err);
   if (c == DFX_OK) {
     cr_expect_eq(out[0], flow, "flow is forwarded");
     dfx__tensor_unref(out[0]);
@@ -66,7 +66,7 @@ static dfx_code ta_read(dfx_tensor *h, int idx, dfx_dtype dt, dfx_tensor **val) 
   dfx_node *n = kh_node_new("TensorArrayReadV3");
   kh_attr_type(n, "dtype", dt);
   dfx_tensor *flow = kh_scalar_f32(0), *i = kh_scalar_i32(idx), *in[3] = {h, i, flow};
-  dfx_code c = mrun(&step, n, in, 3, val, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 3, val, NULL, &step, err, sizeof err);
   dfx__tensor_unref(flow);
   dfx__tensor_unref(i);
   kh_node_free(n);
@@ -76,7 +76,7 @@ static dfx_code ta_read(dfx_tensor *h, int idx, dfx_dtype dt, dfx_tensor **val) 
 static dfx_code ta_simple(const char *op, dfx_tensor *h, dfx_tensor **out) {
   dfx_node *n = kh_node_new(op);
   dfx_tensor *flow = kh_scalar_f32(0), *in[2] = {h, flow};
-  dfx_code c = mrun(&step, n, in, strcmp(op, "TensorArrayCloseV3") ? 2 : 1, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, strcmp(op, "TensorArrayCloseV3") ? 2 : 1, out, NULL, &step, err, sizeof err);
   dfx__tensor_unref(flow);
   kh_node_free(n);
   return c;
@@ -96,7 +96,7 @@ static dfx_code ta_gather(dfx_tensor *h, dfx_tensor *idx, dfx_dtype dt, int es_r
   kh_attr_type(n, "dtype", dt);
   if (es_rank >= 0) kh_attr_shape(n, "element_shape", es_rank, es);
   dfx_tensor *flow = kh_scalar_f32(0), *in[3] = {h, idx, flow};
-  dfx_code c = mrun(&step, n, in, 3, val, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 3, val, NULL, &step, err, sizeof err);
   dfx__tensor_unref(flow);
   kh_node_free(n);
   return c;
@@ -106,7 +106,7 @@ static dfx_code ta_scatter(dfx_tensor *h, dfx_tensor *idx, dfx_tensor *v) {
   dfx_node *n = kh_node_new("TensorArrayScatterV3");
   kh_attr_type(n, "T", (dfx_dtype)v->dtype);
   dfx_tensor *flow = kh_scalar_f32(0), *in[4] = {h, idx, v, flow}, *out[1];
-  dfx_code c = mrun(&step, n, in, 4, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 4, out, NULL, &step, err, sizeof err);
   if (c == DFX_OK) dfx__tensor_unref(out[0]);
   dfx__tensor_unref(flow);
   kh_node_free(n);
@@ -274,7 +274,7 @@ static dfx_code ta_split(dfx_tensor *h, dfx_tensor *v, dfx_tensor *lens) {
   dfx_node *n = kh_node_new("TensorArraySplitV3");
   kh_attr_type(n, "T", (dfx_dtype)v->dtype);
   dfx_tensor *flow = kh_scalar_f32(0), *in[4] = {h, v, lens, flow}, *out[1];
-  dfx_code c = mrun(&step, n, in, 4, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 4, out, NULL, &step, err, sizeof err);
   if (c == DFX_OK) dfx__tensor_unref(out[0]);
   dfx__tensor_unref(flow);
   kh_node_free(n);
@@ -286,7 +286,7 @@ static dfx_code ta_concat(dfx_tensor *h, int es_rank, const int64_t *es, dfx_ten
   kh_attr_type(n, "dtype", DFX_F32);
   if (es_rank >= 0) kh_attr_shape(n, "element_shape_except0", es_rank, es);
   dfx_tensor *flow = kh_scalar_f32(0), *in[2] = {h, flow};
-  dfx_code c = mrun(&step, n, in, 2, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, 2, out, NULL, &step, err, sizeof err);
   dfx__tensor_unref(flow);
   kh_node_free(n);
   return c;
@@ -358,7 +358,7 @@ static dfx_tensor *ta_grad(dfx_tensor *h, const char *source) {
   dfx_node *n = kh_node_new("TensorArrayGradV3");
   kh_attr_str(n, "source", source);
   dfx_tensor *flow = kh_scalar_f32(0), *in[2] = {h, flow}, *out[2];
-  cr_assert_eq(mrun(&step, n, in, 2, out, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, in, 2, out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   cr_expect_eq(out[1], flow);
   dfx__tensor_unref(out[1]);
   dfx__tensor_unref(flow);
@@ -427,7 +427,7 @@ Test(tensor_array, v2_string_handles) {
   dfx_node *n = kh_node_new("TensorArrayV2");
   kh_attr_type(n, "dtype", DFX_I32);
   dfx_tensor *sz = kh_scalar_i32(2), *h, *r;
-  cr_assert_eq(mrun(&step, n, &sz, 1, &h, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, &sz, 1, &h, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   cr_expect_eq(h->dtype, DFX_STRING);
   cr_expect_eq(h->count, 2);
   kh_node_free(n);
@@ -435,13 +435,13 @@ Test(tensor_array, v2_string_handles) {
   n = kh_node_new("TensorArrayWriteV2");
   kh_attr_type(n, "T", DFX_I32);
   dfx_tensor *flow = kh_scalar_f32(0), *i = kh_scalar_i32(1), *v = kh_scalar_i32(42), *in[4] = {h, i, v, flow}, *o;
-  cr_assert_eq(mrun(&step, n, in, 4, &o, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, in, 4, &o, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   dfx__tensor_unref(o);
   kh_node_free(n);
   n = kh_node_new("TensorArrayReadV2");
   kh_attr_type(n, "dtype", DFX_I32);
   dfx_tensor *rin[3] = {h, i, flow};
-  cr_assert_eq(mrun(&step, n, rin, 3, &r, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, rin, 3, &r, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   cr_expect_eq(((int32_t *)r->data)[0], 42);
   dfx__tensor_unref(r);
   kh_node_free(n);
@@ -457,13 +457,13 @@ Test(tensor_array, foreign_handles_are_rejected) {
   dfx__step_init(&other);
   dfx_node *n = kh_node_new("TensorArraySizeV3");
   dfx_tensor *flow = kh_scalar_f32(0), *in[2] = {h, flow};
-  cr_expect_eq(mrun(&other, n, in, 2, &r, err, sizeof err), DFX_ENOTFOUND);
+  cr_expect_eq(kh_run_step(n, in, 2, &r, NULL, &other, err, sizeof err), DFX_ENOTFOUND);
   dfx_tensor *bogus = dfx__tensor_alloc(DFX_RESOURCE, 0, NULL, NULL);
   ((void **)bogus->data)[0] = (void *)&other;
   in[0] = bogus;
-  cr_expect_eq(mrun(&step, n, in, 2, &r, err, sizeof err), DFX_ENOTFOUND);
+  cr_expect_eq(kh_run_step(n, in, 2, &r, NULL, &step, err, sizeof err), DFX_ENOTFOUND);
   in[0] = flow;
-  cr_expect_eq(mrun(&step, n, in, 2, &r, err, sizeof err), DFX_EINVAL);
+  cr_expect_eq(kh_run_step(n, in, 2, &r, NULL, &step, err, sizeof err), DFX_EINVAL);
   kh_node_free(n);
   dfx__step_destroy(&other);
   dfx__tensor_unref(bogus);
@@ -475,13 +475,13 @@ Test(tensor_array, size_must_be_nonnegative_scalar) {
   dfx_node *n = kh_node_new("TensorArrayV3");
   kh_attr_type(n, "dtype", DFX_F32);
   dfx_tensor *sz = kh_scalar_i32(-1), *out[2];
-  cr_expect_eq(mrun(&step, n, &sz, 1, out, err, sizeof err), DFX_EINVAL);
+  cr_expect_eq(kh_run_step(n, &sz, 1, out, NULL, &step, err, sizeof err), DFX_EINVAL);
   cr_expect(strstr(err, "Size should be >= 0."), "%s", err);
   dfx__tensor_unref(sz);
   int64_t d1 = 1;
   int32_t one = 1;
   sz = kh_i32(1, &d1, &one);
-  cr_expect_eq(mrun(&step, n, &sz, 1, out, err, sizeof err), DFX_EINVAL);
+  cr_expect_eq(kh_run_step(n, &sz, 1, out, NULL, &step, err, sizeof err), DFX_EINVAL);
   cr_expect(strstr(err, "TensorArray size must be scalar, but had shape: [1]"), "%s", err);
   dfx__tensor_unref(sz);
   kh_node_free(n);
@@ -502,7 +502,7 @@ static void write_thread(void *arg) {
     char e[256];
     dfx_tensor *flow = kh_scalar_f32(0), *ix = kh_scalar_i32(i), *v = kh_scalar_f32((float)i), *in[4] = {w->h, ix, v, flow},
                *o;
-    if (mrun(&step, n, in, 4, &o, e, sizeof e) == DFX_OK)
+    if (kh_run_step(n, in, 4, &o, NULL, &step, e, sizeof e) == DFX_OK)
       dfx__tensor_unref(o);
     else
       w->fails++;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mrun.h"
+#include "mtest.h"
 #include "op_registry.h"
 
 static char err[2048];
@@ -230,7 +230,7 @@ Test(types, float_random_matches_reference_streams) {
         kh_attr_type(n, "dtype", dt);
         kh_attr_type(n, "T", st);
         dfx_tensor *s = shape_vec(st, N), *out;
-        cr_assert_eq(mrun(&step, n, &s, 1, &out, err, sizeof err), DFX_OK, "%s", err);
+        cr_assert_eq(kh_run_step(n, &s, 1, &out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
         cr_assert_eq(out->dtype, dt);
         cr_assert_eq(out->count, N);
         double want[N];
@@ -266,7 +266,7 @@ Test(types, uniform_int_matches_reference_stream) {
         ((int64_t *)in[1]->data)[0] = lo;
         ((int64_t *)in[2]->data)[0] = hi;
       }
-      cr_assert_eq(mrun(&step, n, in, 3, &out, err, sizeof err), DFX_OK, "%s", err);
+      cr_assert_eq(kh_run_step(n, in, 3, &out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
       rstream r = rs_open(3, 8, 0);
       for (int i = 0; i < N; i++) {
         uint64_t bits = rs_next(&r);
@@ -298,7 +298,7 @@ Test(types, shuffle_moves_rows_of_every_declared_dtype) {
     dfx_node *n = seeded("RandomShuffle", 21, 4);
     kh_attr_type(n, "T", t);
     dfx_tensor *x = mk_elems(t, 2, d, 1), *out;
-    cr_assert_eq(mrun(&step, n, &x, 1, &out, err, sizeof err), DFX_OK, "%s", err);
+    cr_assert_eq(kh_run_step(n, &x, 1, &out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
     for (int i = 0; i < ROWS; i++)
       cr_expect(elems_eq(out, i * COLS, x, perm[i] * COLS, COLS), "%s row %d", dfx_dtype_name(t), i);
     dfx__tensor_unref(out);
@@ -349,7 +349,7 @@ static dfx_tensor *param_run(const char *op, dfx_dtype S, dfx_tensor *p, const c
   kh_attr_type(n, pattr, (dfx_dtype)p->dtype);
   if (oattr) kh_attr_type(n, oattr, odt);
   dfx_tensor *in[2] = {shape_vec(S, 400), p}, *out;
-  cr_assert_eq(mrun(&step, n, in, 2, &out, err, sizeof err), DFX_OK, "%s %s", op, err);
+  cr_assert_eq(kh_run_step(n, in, 2, &out, NULL, &step, err, sizeof err), DFX_OK, "%s %s", op, err);
   dfx__tensor_unref(in[0]);
   kh_node_free(n);
   return out;
@@ -423,7 +423,7 @@ static dfx_tensor *multinomial(dfx_dtype T, dfx_dtype odt) {
   dfx_node *n = seeded("Multinomial", 6, 1);
   kh_attr_type(n, "T", T);
   kh_attr_type(n, "output_dtype", odt);
-  cr_assert_eq(mrun(&step, n, in, 2, &out, err, sizeof err), DFX_OK, "%s", err);
+  cr_assert_eq(kh_run_step(n, in, 2, &out, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
   dfx__tensor_unref(v);
   dfx__tensor_unref(x);
   dfx__tensor_unref(in[1]);
@@ -468,7 +468,7 @@ static dfx_code taop(const char *kind, const char *ver, dfx_dtype t, dfx_tensor 
   dfx_tensor *flow = kh_scalar_f32(0), *all[8];
   memcpy(all, in, sizeof *in * (size_t)n_in);
   all[n_in] = flow;
-  dfx_code c = mrun(&step, n, all, n_in + (*kind ? 1 : 0), out, err, sizeof err);
+  dfx_code c = kh_run_step(n, all, n_in + (*kind ? 1 : 0), out, NULL, &step, err, sizeof err);
   if (c == DFX_OK && (!strcmp(kind, "Write") || !strcmp(kind, "Scatter") || !strcmp(kind, "Split")))
     dfx__tensor_unref(out[0]); /* the flow */
   dfx__tensor_unref(flow);
@@ -549,7 +549,7 @@ Test(types, tensor_array_round_trips_every_declared_dtype) {
 static dfx_code stack_op(const char *op, const char *attr, dfx_dtype t, dfx_tensor **in, int n_in, dfx_tensor **out) {
   dfx_node *n = kh_node_new(op);
   if (attr) kh_attr_type(n, attr, t);
-  dfx_code c = mrun(&step, n, in, n_in, out, err, sizeof err);
+  dfx_code c = kh_run_step(n, in, n_in, out, NULL, &step, err, sizeof err);
   kh_node_free(n);
   return c;
 }
@@ -620,7 +620,7 @@ Test(types, assert_prints_every_declared_dtype) {
     dfx_tensor *in[2] = {kh_bool(0, NULL, &no), one_zero(t, &text)};
     dfx_node *n = kh_node_new("Assert");
     kh_attr_types(n, "T", &t, 1);
-    cr_expect_eq(mrun(&step, n, in, 2, NULL, err, sizeof err), DFX_EINVAL);
+    cr_expect_eq(kh_run_step(n, in, 2, NULL, NULL, &step, err, sizeof err), DFX_EINVAL);
     char want[64];
     snprintf(want, sizeof want, "assertion failed: [%s]", text);
     cr_expect_str_eq(err, want, "%s", dfx_dtype_name(t));
@@ -646,7 +646,7 @@ Test(types, print_prints_every_declared_dtype_and_forwards_any) {
     kh_attr_type(n, "T", DFX_I32);
     kh_attr_types(n, "U", &u, 1);
     kh_attr_str(n, "message", "m");
-    cr_expect_eq(mrun(&step, n, in, 2, &o, err, sizeof err), DFX_OK, "%s", err);
+    cr_expect_eq(kh_run_step(n, in, 2, &o, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
     dfx__tensor_unref(o);
     snprintf(want + strlen(want), sizeof want - strlen(want), "m[%s]\n", text);
     dfx__tensor_unref(in[0]);
@@ -671,7 +671,7 @@ Test(types, print_prints_every_declared_dtype_and_forwards_any) {
     kh_attr_type(n, "T", t);
     kh_attr_types(n, "U", (dfx_dtype[]){DFX_I32}, 0);
     kh_attr_int(n, "first_n", 0);
-    cr_assert_eq(mrun(&step, n, &x, 1, &o, err, sizeof err), DFX_OK, "%s", err);
+    cr_assert_eq(kh_run_step(n, &x, 1, &o, NULL, &step, err, sizeof err), DFX_OK, "%s", err);
     cr_expect_eq(o, x, "%s is forwarded", dfx_dtype_name(t));
     dfx__tensor_unref(o);
     dfx__tensor_unref(x);

@@ -6,30 +6,13 @@
 #include <uv.h>
 
 #include "nn_test.h"
-#include "node_sig.h"
 #include "step.h"
 
-/* Like kh_run, but the kernel runs inside `step` (kh_run makes a fresh
- * one), so a test can cancel the run or give it a deadline. Outputs are
- * dropped. */
+/* kh_run_step with the outputs dropped: these tests look only at the code. */
 static dfx_code run_in_step(dfx_node *n, dfx_tensor **in, int nin, dfx_step *step, char *err) {
-  dfx_status st;
-  dfx__status_clear(&st);
-  int expected = 0;
-  cr_assert_eq(dfx__node_fill_defaults(n, n->def, &st), DFX_OK, "%s", st.msg);
-  cr_assert_eq(dfx__node_resolve_types(n, n->def, &expected, &st), DFX_OK, "%s", st.msg);
-  cr_assert_eq(expected, nin);
-  const dfx_kernel_def *k = dfx__registry_kernel_for(nn_reg(), n, &st);
-  cr_assert(k, "%s", st.msg);
-  void *state = NULL;
-  cr_assert_eq(k->init ? k->init(n, &state, &st) : DFX_OK, DFX_OK, "%s", st.msg);
   dfx_tensor *out[8] = {0};
-  dfx_kctx ctx = {.node = n, .n_in = nin, .in = in, .n_out = n->n_out, .out = out, .state = state,
-                  .step = step, .frame = "", .st = &st};
-  dfx_code c = k->fn(&ctx);
+  dfx_code c = kh_run_step(n, in, nin, out, NULL, step, err, 512);
   unref_all(out, n->n_out);
-  if (k->fini) k->fini(state);
-  snprintf(err, 512, "%s", c == DFX_OK ? "" : st.msg);
   return c;
 }
 

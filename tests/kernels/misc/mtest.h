@@ -1,8 +1,8 @@
-/* mrun.h - run several kernels against one shared dfx_step, so per-run
- * resources (TensorArrays, stacks) created by one kernel stay alive for the
- * next, as inside one session run. kh_run frees its step after every call. */
-#ifndef MRUN_H
-#define MRUN_H
+/* mtest.h - small helpers shared by the misc family's tests. Kernels that
+ * share per-run resources (TensorArrays, stacks) run through kh_run_step on
+ * one dfx_step, as inside one session run. */
+#ifndef MTEST_H
+#define MTEST_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -13,39 +13,6 @@
 #include "lib.h"
 #include "node_sig.h"
 #include "step.h"
-
-/* Runs n's kernel (defaults filled, types resolved, init/fini around it). */
-static inline dfx_code mrun(dfx_step *step, dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, char *err,
-                            size_t errlen) {
-  dfx_status st;
-  dfx__status_clear(&st);
-  int expected = 0;
-  const dfx_registry *r = dfx__lib_registry(&st);
-  dfx_code c = r ? DFX_OK : DFX_EINTERNAL;
-  if (c == DFX_OK) c = dfx__node_fill_defaults(n, n->def, &st);
-  if (c == DFX_OK) c = dfx__node_resolve_types(n, n->def, &expected, &st);
-  if (c == DFX_OK && expected != n_in) c = dfx__status_set(&st, DFX_EINVAL, "expects %d inputs, got %d", expected, n_in);
-  const dfx_kernel_def *k = c == DFX_OK ? dfx__registry_kernel_for(r, n, &st) : NULL;
-  if (c == DFX_OK && !k) c = st.code;
-  void *state = NULL;
-  if (c == DFX_OK && k->init) c = k->init(n, &state, &st);
-  if (c == DFX_OK) {
-    for (int i = 0; i < n->n_out; i++) out[i] = NULL;
-    dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
-                    .step = step, .frame = "", .iter = 0, .st = &st};
-    c = k->fn(&ctx);
-    for (int i = 0; c == DFX_OK && i < n->n_out; i++)
-      if (!out[i]) c = dfx__status_set(&st, DFX_EINTERNAL, "output %d unset", i);
-    if (c != DFX_OK)
-      for (int i = 0; i < n->n_out; i++) {
-        dfx__tensor_unref(out[i]);
-        out[i] = NULL;
-      }
-    if (k->fini) k->fini(state);
-  }
-  if (err && errlen) snprintf(err, errlen, "%s", c == DFX_OK ? "" : st.msg);
-  return c;
-}
 
 /* String tensor from C strings (NUL-terminated). */
 static inline dfx_tensor *mk_str(int ndims, const int64_t *dims, const char *const *v) {
