@@ -9,6 +9,7 @@
 
 #include "bufcache.h"
 #include "dfexec.h"
+#include "tensor.h"
 
 /* Header in front of each block; 16 bytes keeps the payload max-aligned. */
 typedef union {
@@ -30,7 +31,10 @@ static dfx_alloc_fn g_alloc = default_alloc;
 static void *g_alloc_ud;
 
 void dfx_set_allocator(dfx_alloc_fn fn, void *ud) {
-  dfx__buf_cache_flush(); /* idle buffers go back to the allocator that made them */
+  /* This thread's idle tensor structs and buffers go back to the allocator
+   * that made them (other threads' caches empty when those threads end;
+   * switch allocators while no other thread runs kernels). */
+  dfx__tensor_cache_flush();
   g_alloc = fn ? fn : default_alloc;
   g_alloc_ud = fn ? ud : NULL;
 }

@@ -52,7 +52,7 @@ dfx_code dfx__shape_from_proto(const Tensorflow__TensorShapeProto *p, dfx_shape 
 static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, dfx_status *st) {
   dfx_str *d = t->data;
   int64_t n = t->count;
-  if (p->tensor_content.len > 0) {
+  if (p->tensor_content.len > 0 && n > 0) { /* as TF: an empty tensor ignores its content */
     /* n varint32 lengths, then the bytes back to back (EncodeStringList). */
     const uint8_t *b = p->tensor_content.data, *e = b + p->tensor_content.len;
     uint64_t *lens = dfx__calloc(n ? (size_t)n : 1, sizeof *lens);
@@ -60,12 +60,16 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
     for (int64_t i = 0; i < n; i++) {
       uint64_t v = 0;
       int shift = 0;
-      while (b < e && (*b & 0x80) && shift < 35) v |= (uint64_t)(*b++ & 0x7f) << shift, shift += 7;
+      /* A varint32 (TF's GetVarint32): at most 5 bytes, at most 2^32 - 1. */
+      while (b < e && (*b & 0x80) && shift < 28) v |= (uint64_t)(*b++ & 0x7f) << shift, shift += 7;
       if (b >= e) {
         dfx__free(lens);
         return dfx__status_set(st, DFX_EINVAL, "string tensor_content is truncated");
       }
-      v |= (uint64_t)(*b++) << shift;
+      if ((*b & 0x80) || (v |= (uint64_t)(*b++) << shift) > UINT32_MAX) {
+        dfx__free(lens);
+        return dfx__status_set(st, DFX_EINVAL, "string tensor_content has a length that is not a varint32");
+      }
       lens[i] = v;
     }
     for (int64_t i = 0; i < n; i++) {
@@ -81,6 +85,7 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
       b += lens[i];
     }
     dfx__free(lens);
+    if (b != e) return dfx__status_set(st, DFX_EINVAL, "string tensor_content has bytes left over after its strings");
     return DFX_OK;
   }
   size_t m = p->n_string_val;
@@ -123,7 +128,7 @@ dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **o
     c = decode_strings(p, t, st);
   } else if (dt == DFX_RESOURCE) {
     c = DFX_OK; /* handles are opaque and start empty */
-  } else if (p->tensor_content.len > 0) {
+  } else if (p->tensor_content.len > 0 && n > 0) { /* as TF: an empty tensor ignores its content */
     if (p->tensor_content.len != t->nbytes) {
       c = dfx__status_set(st, DFX_EINVAL, "tensor_content: Input size was %zu and expected %zu",
                           p->tensor_content.len, t->nbytes);

@@ -408,15 +408,8 @@ Test(tensor_proto, tensor_content_of_the_wrong_length_is_refused) {
 
 /* TF: "If n = 0 there is no buffer, but the dtype is still checked"
  * (Tensor::FromProto decodes tensor_content only when N > 0). */
-Test(tensor_proto, tensor_content_of_an_empty_tensor_is_ignored, .disabled = true) {
-  /* BUG: reproduction: TensorProto{dtype: DT_FLOAT, tensor_shape {dim {size: 0}},
-   * tensor_content: 4 bytes} -> dfx__tensor_from_proto returns DFX_EINVAL
-   * "tensor_content: Input size was 4 and expected 0". TensorFlow accepts it
-   * (an empty float tensor): Tensor::FromProto only looks at tensor_content
-   * when N > 0, and for N == 0 checks the dtype alone.
-   * Where: graph/tensor_proto.c:126-129 (the length check runs for count 0).
-   * Diagnosis: the tensor_content branch must be skipped when t->count == 0
-   * (strings already are: decode_strings reads no lengths for n == 0). */
+Test(tensor_proto, tensor_content_of_an_empty_tensor_is_ignored) {
+  /* Regression: this failed before the fix it names above. */
   int64_t d[2] = {0, 3};
   for (size_t k = 0; k < N_SIZES; k++) {
     unsigned char bytes[4] = {1, 2, 3, 4};
@@ -542,16 +535,8 @@ Test(tensor_proto, string_tensor_content_that_runs_short_is_refused) {
 
 /* TF's DecodeStringList requires the lengths to add up to exactly the bytes
  * that follow them ("if (tot != reader.size()) return false"). */
-Test(tensor_proto, string_tensor_content_with_bytes_left_over_is_refused, .disabled = true) {
-  /* BUG: reproduction: TensorProto{dtype: DT_STRING, tensor_shape {dim {size: 1}},
-   * tensor_content: "\x01" "ab"} (one length, 1, then 2 bytes) decodes to the
-   * string "a" with DFX_OK; TensorFlow refuses it (DecodeStringList in
-   * tensorflow/core/platform/tensor_coding.cc returns false when the lengths
-   * do not add up to the remaining bytes, so Tensor::FromProto fails).
-   * Where: graph/tensor_proto.c:71-84 (decode_strings never checks that b
-   * reaches e after the last string).
-   * Diagnosis: after the copy loop, bytes left over (b != e) must be
-   * DFX_EINVAL "string tensor_content is longer than its lengths say". */
+Test(tensor_proto, string_tensor_content_with_bytes_left_over_is_refused) {
+  /* Regression: this failed before the fix it names above. */
   static const struct {
     int64_t n;
     size_t len;
@@ -566,16 +551,8 @@ Test(tensor_proto, string_tensor_content_with_bytes_left_over_is_refused, .disab
 }
 
 /* The lengths are varint32s (core::GetVarint32): at most 5 bytes. */
-Test(tensor_proto, an_overlong_varint_length_is_refused, .disabled = true) {
-  /* BUG: reproduction: TensorProto{dtype: DT_STRING, tensor_shape {dim {size: 1}},
-   * tensor_content: "\x80\x80\x80\x80\x80\x00"} (a length written in 6
-   * bytes) decodes with DFX_OK to one empty string; TensorFlow's
-   * GetVarint32 gives up after 5 bytes, so DecodeStringList and
-   * Tensor::FromProto fail.
-   * Where: graph/tensor_proto.c:63 (the loop stops taking continuation bytes at
-   * shift 35 and then reads the 6th byte as the last one, at shift 35).
-   * Diagnosis: a 5th byte with the continuation bit set must be DFX_EINVAL
-   * (and a length above UINT32_MAX cannot be a varint32 either). */
+Test(tensor_proto, an_overlong_varint_length_is_refused) {
+  /* Regression: this failed before the fix it names above. */
   pfx f;
   proto(&f, DFX_STRING, 1, (int64_t[]){1});
   f.p.tensor_content = (ProtobufCBinaryData){6, (uint8_t *)"\x80\x80\x80\x80\x80\x00"};
