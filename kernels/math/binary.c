@@ -8,9 +8,6 @@
 #include "alloc.h"
 #include "ew.h"
 
-#define NUM "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, uint32, uint64, complex64, complex128}"
-
-
 static const char DIV0[] = "Integer division by zero";
 
 static inline uint64_t ipow(uint64_t base, uint64_t e) {
@@ -226,26 +223,30 @@ KFN(k_divnn, divnn_fn)
 KFN(k_xlogy, xlogy_fn)
 KFN(k_xdivy, xdivy_fn)
 
+#define T_F "T: {" EW_TY_F "}"
+#define T_FSU "T: {" EW_TY_FSU "}"
+/* RealDiv is a float division (TF has no integer kernel for it); TruncateMod,
+ * Mod and SquaredDifference list only what TensorFlow's OpDef allows. */
 static const dfx_kernel_def kernels[] = {
-    {"Add", NULL, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddV2", NULL, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sub", NULL, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mul", NULL, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Div", NULL, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RealDiv", NULL, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TruncateDiv", NULL, k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FloorDiv", NULL, k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FloorMod", NULL, k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TruncateMod", NULL, k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mod", NULL, k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Maximum", NULL, k_max, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Minimum", NULL, k_min, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Pow", NULL, k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SquaredDifference", NULL, k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atan2", NULL, k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DivNoNan", NULL, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xlogy", NULL, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xdivy", NULL, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Add", "T: {" EW_TY_FS ", uint8, string}", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddV2", T_FSU, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sub", T_FSU, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mul", T_FSU, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Div", T_FSU, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RealDiv", "T: {" EW_TY_F "}", k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"TruncateDiv", T_FSU, k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FloorDiv", T_FSU, k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FloorMod", T_FSU, k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"TruncateMod", "T: {" EW_TY_F ", int32, int64}", k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mod", "T: {" EW_TY_F ", int32, int64}", k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Maximum", T_FSU, k_max, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Minimum", T_FSU, k_min, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Pow", "T: {" EW_TY_FS "}", k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SquaredDifference", "T: {" EW_TY_F ", int32, int64}", k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atan2", T_F, k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DivNoNan", T_F, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xlogy", T_F, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xdivy", T_F, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_binary(dfx_registry *r);

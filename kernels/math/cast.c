@@ -8,11 +8,6 @@
 
 #include "ew.h"
 
-#define BITCAST_T \
-  "{bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, int8, int16, complex64, " \
-  "complex128, qint8, quint8, qint16, quint16, qint32}"
-
-
 /* x86 truncating conversions: out of range or NaN -> most negative value. */
 static inline int32_t cvt32(double x) {
   return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
@@ -197,10 +192,15 @@ static dfx_code k_bitcast(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+/* Cast: the SRCS x DSTS loops above (no string, complex or quantized). */
+#define CAST_TYPES "{" EW_TY_FSU ", bool}"
+#define T_CAST "SrcT: " CAST_TYPES "; DstT: " CAST_TYPES
+/* Bitcast copies bytes: every fixed-size type TensorFlow allows. */
+#define BITCAST_TYPES "{" EW_TY_FSU ", complex64, complex128, qint8, quint8, qint16, quint16, qint32}"
 static const dfx_kernel_def kernels[] = {
-    {"Cast", NULL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"_HostCast", NULL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"Bitcast", NULL, k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cast", T_CAST, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"_HostCast", T_CAST, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"Bitcast", "T: " BITCAST_TYPES "; type: " BITCAST_TYPES, k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_cast(dfx_registry *r);

@@ -6,13 +6,6 @@
 
 #include "ew.h"
 
-#define REAL "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
-#define EQT \
-  "{bfloat16, half, float, double, uint8, int8, int16, int32, int64, uint16, uint32, uint64, complex64, " \
-  "quint8, qint8, qint32, string, bool, complex128}"
-#define BITS "{int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
-
-
 #define LT(T) (x < y)
 #define LE(T) (x <= y)
 #define GT(T) (x > y)
@@ -148,22 +141,26 @@ static dfx_code k_invert(dfx_kctx *ctx) {
   }
 }
 
+#define T_FSU "T: {" EW_TY_FSU "}"
+#define T_EQ "T: {" EW_TY_FSU ", bool, string, qint8, quint8, qint32}"
+#define T_BITS "T: {" EW_TY_SI ", " EW_TY_UI "}"
+/* The logical ops have no type attr: their signature fixes bool. */
 static const dfx_kernel_def kernels[] = {
-    {"Less", NULL, k_lt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LessEqual", NULL, k_le, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Greater", NULL, k_gt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"GreaterEqual", NULL, k_ge, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Equal", NULL, k_eq, DFX_KERNEL_CHEAP, eq_init, NULL},
-    {"NotEqual", NULL, k_ne, DFX_KERNEL_CHEAP, eq_init, NULL},
+    {"Less", T_FSU, k_lt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LessEqual", T_FSU, k_le, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Greater", T_FSU, k_gt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"GreaterEqual", T_FSU, k_ge, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Equal", T_EQ, k_eq, DFX_KERNEL_CHEAP, eq_init, NULL},
+    {"NotEqual", T_EQ, k_ne, DFX_KERNEL_CHEAP, eq_init, NULL},
     {"LogicalAnd", NULL, k_and, DFX_KERNEL_CHEAP, NULL, NULL},
     {"LogicalOr", NULL, k_or, DFX_KERNEL_CHEAP, NULL, NULL},
     {"LogicalNot", NULL, k_not, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseAnd", NULL, k_band, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseOr", NULL, k_bor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseXor", NULL, k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LeftShift", NULL, k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RightShift", NULL, k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Invert", NULL, k_invert, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseAnd", T_BITS, k_band, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseOr", T_BITS, k_bor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseXor", T_BITS, k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LeftShift", T_BITS, k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RightShift", T_BITS, k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Invert", T_BITS, k_invert, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_compare(dfx_registry *r);

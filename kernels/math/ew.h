@@ -40,6 +40,15 @@ dfx_code dfx__bcast_fail(dfx_kctx *ctx, const dfx_tensor *x, const dfx_tensor *y
 /* Fails ctx with "<op> does not support dtype <t>" (DFX_EUNIMPL). */
 dfx_code dfx__ew_unsupported(dfx_kctx *ctx, dfx_dtype t);
 
+/* dtype sets for the kernel rows' `types` strings (kernel.h), one per case
+ * generator family below: EW_F_CASES / EW_UF_CASES, EW_SI_CASES / EW_US_CASES,
+ * EW_UI_CASES / EW_UU_CASES. */
+#define EW_TY_F "bfloat16, half, float, double"
+#define EW_TY_SI "int8, int16, int32, int64"
+#define EW_TY_UI "uint8, uint16, uint32, uint64"
+#define EW_TY_FS EW_TY_F ", " EW_TY_SI
+#define EW_TY_FSU EW_TY_FS ", " EW_TY_UI
+
 /* Integer arithmetic that wraps like TF's CPU kernels (no signed overflow UB). */
 #define EW_WADD(T, a, b) ((T)((uint64_t)(a) + (uint64_t)(b)))
 #define EW_WSUB(T, a, b) ((T)((uint64_t)(a) - (uint64_t)(b)))

@@ -8,11 +8,6 @@
 #include "alloc.h"
 #include "ew.h"
 
-#define NUMT \
-  "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, uint32, uint64, complex64, " \
-  "complex128, qint8, quint8, qint32}"
-
-
 static dfx_code fail_out(dfx_kctx *ctx, dfx_code c) {
   dfx__tensor_unref(ctx->out[0]);
   ctx->out[0] = NULL;
@@ -159,9 +154,6 @@ static dfx_code k_addn(dfx_kctx *ctx) {
 #define BADD(T, a, b) dfx__f32_to_bf16(dfx__bf16_to_f32(a) + dfx__bf16_to_f32(b))
 #define CI(DT, T) C(DT, T, IADD)
     DFX_INT_TYPES(CI)
-    C(DFX_QI8, int8_t, IADD)
-    C(DFX_QU8, uint8_t, IADD)
-    C(DFX_QI32, int32_t, IADD)
     C(DFX_F32, float, FADD)
     C(DFX_F64, double, FADD)
     C(DFX_F16, uint16_t, HADD)
@@ -305,15 +297,22 @@ static dfx_code k_check_numerics(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+/* Select and ZerosLike move elements by size: every dtype but resource and
+ * variant. */
+#define T_ANY_DATA                                                                                            \
+  "T: {" EW_TY_FSU ", bool, string, complex64, complex128, qint8, quint8, qint16, quint16, qint32}"
+#define T_ADDN "T: {" EW_TY_FSU ", complex64, complex128}"
 static const dfx_kernel_def kernels[] = {
-    {"Select", NULL, k_select, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SelectV2", NULL, k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddN", NULL, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AccumulateNV2", NULL, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ClipByValue", NULL, k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ZerosLike", NULL, k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"OnesLike", NULL, k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"CheckNumerics", NULL, k_check_numerics, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Select", T_ANY_DATA, k_select, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SelectV2", T_ANY_DATA, k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddN", T_ADDN, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AccumulateNV2", T_ADDN, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ClipByValue", "T: {" EW_TY_FSU "}", k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ZerosLike", T_ANY_DATA, k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"OnesLike", "T: {" EW_TY_FSU ", bool, complex64, complex128}", k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},
+    /* Stateful as in TF's OpDef: it must run (and fail the step) even when
+     * its input is constant. */
+    {"CheckNumerics", "T: {" EW_TY_F "}", k_check_numerics, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_select(dfx_registry *r);

@@ -282,11 +282,11 @@ static dfx_code k_betainc(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Igamma", NULL, k_igamma, 0, NULL, NULL},
-    {"Igammac", NULL, k_igammac, 0, NULL, NULL},
-    {"Zeta", NULL, k_zeta, 0, NULL, NULL},
-    {"Polygamma", NULL, k_polygamma, 0, NULL, NULL},
-    {"Betainc", NULL, k_betainc, 0, NULL, NULL},
+    {"Igamma", "T: {float, double}", k_igamma, 0, NULL, NULL},
+    {"Igammac", "T: {float, double}", k_igammac, 0, NULL, NULL},
+    {"Zeta", "T: {float, double}", k_zeta, 0, NULL, NULL},
+    {"Polygamma", "T: {float, double}", k_polygamma, 0, NULL, NULL},
+    {"Betainc", "T: {float, double}", k_betainc, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_special(dfx_registry *r);

@@ -9,12 +9,6 @@
 #include "ew.h"
 #include "special.h"
 
-#define UN "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"
-#define UNC "{bfloat16, half, float, double, complex64, complex128}"
-#define UNR "{bfloat16, half, float, double}"
-#define RN "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
-
-
 #define ABS_S(T) ((T)(x < 0 ? (T)(0 - (uint64_t)x) : x))
 #define NEG_I(T) EW_WSUB(T, 0, x)
 #define NEG_F(T) (-x)
@@ -142,9 +136,9 @@ EW_DEF_UN(lgamma_fn, FL(SAME, LGAMMA_F))
 EW_DEF_UN(digamma_fn, FL(SAME, DIGAMMA_F))
 EW_DEF_UN(erf_fn, FL(SAME, ERF_F))
 EW_DEF_UN(erfc_fn, FL(SAME, ERFC_F))
-EW_DEF_UN(floor_fn, EW_US_CASES(SAME, ID) FL(SAME, FLOOR_F))
-EW_DEF_UN(ceil_fn, EW_US_CASES(SAME, ID) FL(SAME, CEIL_F))
-EW_DEF_UN(rint_fn, EW_US_CASES(SAME, ID) FL(SAME, RINT_F))
+EW_DEF_UN(floor_fn, FL(SAME, FLOOR_F))
+EW_DEF_UN(ceil_fn, FL(SAME, CEIL_F))
+EW_DEF_UN(rint_fn, EW_US_CASES(SAME, ID) FL(SAME, RINT_F)) /* integers: Round only */
 EW_DEF_UN(isnan_fn, FL(BOOL, ISNAN_F))
 EW_DEF_UN(isinf_fn, FL(BOOL, ISINF_F))
 EW_DEF_UN(isfin_fn, FL(BOOL, ISFIN_F))
@@ -287,50 +281,53 @@ static dfx_code k_leaky(dfx_kctx *ctx) {
   }
 }
 
+#define T_F "T: {" EW_TY_F "}"
+#define T_FS "T: {" EW_TY_FS "}"
+#define T_FSU "T: {" EW_TY_FSU "}"
 static const dfx_kernel_def kernels[] = {
-    {"Abs", NULL, k_abs, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Neg", NULL, k_neg, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Inv", NULL, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Reciprocal", NULL, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Square", NULL, k_sqr, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sign", NULL, k_sign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sqrt", NULL, k_sqrt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rsqrt", NULL, k_rsqrt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Exp", NULL, k_exp, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Expm1", NULL, k_expm1, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Log", NULL, k_log, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Log1p", NULL, k_log1p, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sin", NULL, k_sin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cos", NULL, k_cos, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tan", NULL, k_tan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Asin", NULL, k_asin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Acos", NULL, k_acos, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atan", NULL, k_atan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sinh", NULL, k_sinh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cosh", NULL, k_cosh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tanh", NULL, k_tanh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Asinh", NULL, k_asinh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Acosh", NULL, k_acosh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atanh", NULL, k_atanh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sigmoid", NULL, k_sigm, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Lgamma", NULL, k_lgamma, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Digamma", NULL, k_digamma, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Erf", NULL, k_erf, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Erfc", NULL, k_erfc, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Floor", NULL, k_floor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Ceil", NULL, k_ceil, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rint", NULL, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Round", NULL, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IsNan", NULL, k_isnan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IsInf", NULL, k_isinf, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IsFinite", NULL, k_isfin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Relu", NULL, k_relu, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Relu6", NULL, k_relu6, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Elu", NULL, k_elu, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Selu", NULL, k_selu, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Softplus", NULL, k_softplus, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Softsign", NULL, k_softsign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LeakyRelu", NULL, k_leaky, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Abs", T_FS, k_abs, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Neg", T_FS, k_neg, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Inv", T_FS, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Reciprocal", T_FS, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Square", T_FSU, k_sqr, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sign", T_FS, k_sign, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sqrt", T_F, k_sqrt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rsqrt", T_F, k_rsqrt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Exp", T_F, k_exp, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Expm1", T_F, k_expm1, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Log", T_F, k_log, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Log1p", T_F, k_log1p, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sin", T_F, k_sin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cos", T_F, k_cos, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tan", T_F, k_tan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Asin", T_F, k_asin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Acos", T_F, k_acos, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atan", T_F, k_atan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sinh", T_F, k_sinh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cosh", T_F, k_cosh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tanh", T_F, k_tanh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Asinh", T_F, k_asinh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Acosh", T_F, k_acosh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atanh", T_F, k_atanh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sigmoid", T_F, k_sigm, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Lgamma", T_F, k_lgamma, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Digamma", T_F, k_digamma, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Erf", T_F, k_erf, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Erfc", T_F, k_erfc, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Floor", T_F, k_floor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Ceil", T_F, k_ceil, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rint", T_F, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Round", T_FS, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"IsNan", T_F, k_isnan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"IsInf", T_F, k_isinf, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"IsFinite", T_F, k_isfin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Relu", T_FSU, k_relu, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Relu6", T_FSU, k_relu6, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Elu", T_F, k_elu, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Selu", T_F, k_selu, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Softplus", T_F, k_softplus, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Softsign", T_F, k_softsign, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LeakyRelu", T_F, k_leaky, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_unary(dfx_registry *r);
