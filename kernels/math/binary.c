@@ -84,7 +84,7 @@ EW_DEF_BIN(divnn_fn, EW_F_CASES(SAME, DIVNN_F))
 EW_DEF_BIN(xlogy_fn, EW_F_CASES(SAME, XLOGY_F))
 EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F))
 
-typedef int (*bin_fn)(const dfx_bcast *, dfx_dtype, const void *, const void *, void *, int *);
+typedef dfx_ew_bin_fn bin_fn;
 
 static dfx_code fail_clear(dfx_kctx *ctx, dfx_code c) {
   dfx__tensor_unref(ctx->out[0]);
@@ -92,11 +92,14 @@ static dfx_code fail_clear(dfx_kctx *ctx, dfx_code c) {
   return c;
 }
 
-/* String Add: elementwise concatenation with broadcasting. */
+/* String Add: elementwise concatenation with broadcasting. A malloc per
+ * element dwarfs a poll every 64 K elements. */
 static dfx_code add_strings(dfx_kctx *ctx, const dfx_bcast *bc, const dfx_str *pa, const dfx_str *pb,
                             dfx_str *po) {
   int bad = 0;
-  EW_LOOP2(bc, {
+  dfx_code stop = DFX_OK;
+  EW_LOOP2(bc, 0, bc->count, {
+    if (!bad && (io & 0xffff) == 0 && io && (stop = dfx__kctx_poll(ctx)) != DFX_OK) bad = 1;
     if (!bad) {
       size_t n = pa[ia].len + pb[ib].len;
       if (n) {
@@ -112,6 +115,7 @@ static dfx_code add_strings(dfx_kctx *ctx, const dfx_bcast *bc, const dfx_str *p
       }
     }
   });
+  if (stop != DFX_OK) return fail_clear(ctx, stop);
   if (bad) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory concatenating strings"));
   return DFX_OK;
 }
@@ -141,17 +145,22 @@ __attribute__((noinline)) static dfx_code bin_in_place(dfx_kctx *ctx, bin_fn fn,
   char *rd = reuse->data;
   int bad = 0;
   if (total <= per) { /* one chunk: no copy of the broadcast description */
-    int r = fn(bc, t, xd, yd, tmp, &bad);
+    int r = fn(bc, 0, total, t, xd, yd, tmp, &bad);
     dfx_code c = bin_status(ctx, r, bad, t);
     if (c == DFX_OK) memcpy(rd, tmp, (size_t)total * es);
     return c;
   }
   dfx_bcast chunk = *bc;
-  for (int64_t i = 0; i < total; i += per) {
+  for (int64_t i = 0, next_poll = EW_POLL_GRAIN; i < total; i += per) {
     chunk.count = total - i < per ? total - i : per;
     size_t off = (size_t)i * es;
-    int r = fn(&chunk, t, xd + off, yd + off, tmp, &bad);
+    int r = fn(&chunk, 0, chunk.count, t, xd + off, yd + off, tmp, &bad);
     dfx_code c = bin_status(ctx, r, bad, t);
+    if (c == DFX_OK && i >= next_poll) {
+      c = dfx__kctx_poll(ctx);
+      next_poll += EW_POLL_GRAIN;
+      if (c != DFX_OK) c = fail_clear(ctx, c);
+    }
     if (c != DFX_OK) return c;
     memcpy(rd + off, tmp, (size_t)chunk.count * es);
   }
@@ -175,7 +184,7 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
     if (reuse) {
       _Alignas(16) unsigned char res[16];
       int bad = 0;
-      int r = fn(bc, t, x->data, y->data, res, &bad);
+      int r = fn(bc, 0, 1, t, x->data, y->data, res, &bad);
       ctx->out[0] = reuse;
       if (r < 0 || bad) return bin_status(ctx, r, bad, t);
       switch (reuse->nbytes) { /* fixed sizes: inline moves, not a memcpy call */
@@ -196,12 +205,8 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   if (!o) return dfx_status_code(ctx->st);
   if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, bc, x->data, y->data, o->data);
   int bad = 0;
-  if (fn(bc, t, x->data, y->data, o->data, &bad) < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
-  if (bad == 1) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "%s", DIV0));
-  if (bad == 2)
-    return fail_clear(ctx,
-                      dfx__kctx_fail(ctx, DFX_EINVAL, "Integers to negative integer powers are not allowed"));
-  return DFX_OK;
+  dfx_code c = dfx__ew_run_bin(ctx, fn, bc, t, x->data, y->data, o->data, &bad);
+  return c != DFX_OK ? fail_clear(ctx, c) : bin_status(ctx, 0, bad, t);
 }
 
 #define KFN(name, fn) \

@@ -149,15 +149,22 @@ static dfx_code k_cast(dfx_kctx *ctx) {
   bool trunc = ctx->state && mant_bits(st) > mant_bits(dt) && mant_bits(dt) > 0 && dt != DFX_F64;
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, dt, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
-  if (trunc) {
-    cast_truncating(st, dt, x->data, o->data, x->count);
-    return DFX_OK;
-  }
-  if (cast_loop(st, dt, x->data, o->data, x->count) < 0) {
-    dfx__tensor_unref(ctx->out[0]);
-    ctx->out[0] = NULL;
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "Cast %s to %s is not supported", dfx__dtype_tf_name(st),
-                          dfx__dtype_tf_name(dt));
+  const size_t ses = dfx__dtype_storage(st), des = dfx__dtype_storage(dt);
+  for (int64_t i = 0; i < x->count; i += EW_POLL_GRAIN) {
+    const int64_t n = x->count - i < EW_POLL_GRAIN ? x->count - i : EW_POLL_GRAIN;
+    const void *src = (const char *)x->data + (size_t)i * ses;
+    void *dst = (char *)o->data + (size_t)i * des;
+    dfx_code c = i > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c == DFX_OK && trunc)
+      cast_truncating(st, dt, src, dst, n);
+    else if (c == DFX_OK && cast_loop(st, dt, src, dst, n) < 0)
+      c = dfx__kctx_fail(ctx, DFX_EUNIMPL, "Cast %s to %s is not supported", dfx__dtype_tf_name(st),
+                         dfx__dtype_tf_name(dt));
+    if (c != DFX_OK) {
+      dfx__tensor_unref(ctx->out[0]);
+      ctx->out[0] = NULL;
+      return c;
+    }
   }
   return DFX_OK;
 }

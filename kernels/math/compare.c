@@ -47,10 +47,11 @@ EW_DEF_BIN(bxor_fn, EW_SI_CASES(SAME, BXOR) EW_UI_CASES(SAME, BXOR))
 EW_DEF_BIN(lsh_fn, EW_SI_CASES(SAME, LSH_S) EW_UI_CASES(SAME, LSH_U))
 EW_DEF_BIN(rsh_fn, EW_SI_CASES(SAME, RSH_S) EW_UI_CASES(SAME, RSH_U))
 
-typedef int (*bin_fn)(const dfx_bcast *, dfx_dtype, const void *, const void *, void *, int *);
+typedef dfx_ew_bin_fn bin_fn;
 
-static void str_eq(const dfx_bcast *bc, const dfx_str *pa, const dfx_str *pb, uint8_t *po, bool eq) {
-  EW_LOOP2(bc, {
+static void str_eq(const dfx_bcast *bc, int64_t lo, int64_t hi, const dfx_str *pa, const dfx_str *pb, uint8_t *po,
+                   bool eq) {
+  EW_LOOP2(bc, lo, hi, {
     bool same = pa[ia].len == pb[ib].len && (pa[ia].len == 0 || memcmp(pa[ia].ptr, pb[ib].ptr, pa[ia].len) == 0);
     po[io] = same == eq;
   });
@@ -75,17 +76,22 @@ static dfx_code run_cmp(dfx_kctx *ctx, bin_fn fn, bool out_bool, int eq) {
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
+  dfx_code c = DFX_OK;
   if (t == DFX_STRING && eq >= 0) {
-    str_eq(bc, x->data, y->data, o->data, eq == 1);
-    return DFX_OK;
+    const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
+    for (int64_t lo = 0; lo < n && c == DFX_OK; lo += grain) {
+      str_eq(bc, lo, n - lo > grain ? lo + grain : n, x->data, y->data, o->data, eq == 1);
+      if (n - lo > grain) c = dfx__kctx_poll(ctx);
+    }
+  } else {
+    int bad;
+    c = dfx__ew_run_bin(ctx, fn, bc, t, x->data, y->data, o->data, &bad);
   }
-  int bad = 0;
-  if (fn(bc, t, x->data, y->data, o->data, &bad) < 0) {
+  if (c != DFX_OK) {
     dfx__tensor_unref(ctx->out[0]);
     ctx->out[0] = NULL;
-    return dfx__ew_unsupported(ctx, t);
   }
-  return DFX_OK;
+  return c;
 }
 
 static dfx_code eq_init(const dfx_node *n, void **state, dfx_status *st) {

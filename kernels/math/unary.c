@@ -153,6 +153,31 @@ EW_DEF_UN(softsign_fn, FL(SAME, SOFTSIGN_F))
 
 typedef int (*un_fn)(int64_t, dfx_dtype, const void *, void *, int *);
 
+/* The kernel's code for fn's result r and error flag bad; on an error the
+ * output is dropped. */
+static dfx_code un_status(dfx_kctx *ctx, int r, int bad, dfx_dtype t) {
+  dfx_code c = r < 0 ? dfx__ew_unsupported(ctx, t)
+               : bad ? dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero")
+                     : DFX_OK;
+  if (c != DFX_OK) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+  return c;
+}
+
+/* A cancellation poll once EW_POLL_GRAIN more elements are done. */
+static inline dfx_code un_poll(dfx_kctx *ctx, int64_t done, int64_t *next) {
+  if (done < *next) return DFX_OK;
+  *next += EW_POLL_GRAIN;
+  dfx_code c = dfx__kctx_poll(ctx);
+  if (c != DFX_OK) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+  return c;
+}
+
 /* The output goes into the input, which the kernel now owns, chunk by
  * chunk through a stack buffer (the elementwise loops take restrict
  * pointers). Not inlined: the buffer would enlarge every call's frame. */
@@ -162,17 +187,12 @@ __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, d
   const int64_t per = (int64_t)(sizeof tmp / es);
   ctx->out[0] = x;
   char *d = x->data;
-  for (int64_t i = 0; i < x->count; i += per) {
+  for (int64_t i = 0, next = EW_POLL_GRAIN; i < x->count; i += per) {
     int64_t n = x->count - i < per ? x->count - i : per;
     int bad = 0;
-    dfx_code c = DFX_OK;
-    if (fn(n, t, d + (size_t)i * es, tmp, &bad) < 0) c = dfx__ew_unsupported(ctx, t);
-    else if (bad) c = dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero");
-    if (c != DFX_OK) {
-      dfx__tensor_unref(ctx->out[0]);
-      ctx->out[0] = NULL;
-      return c;
-    }
+    dfx_code c = un_status(ctx, fn(n, t, d + (size_t)i * es, tmp, &bad), bad, t);
+    if (c == DFX_OK) c = un_poll(ctx, i, &next);
+    if (c != DFX_OK) return c;
     memcpy(d + (size_t)i * es, tmp, (size_t)n * es);
   }
   return DFX_OK;
@@ -181,23 +201,23 @@ __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, d
 static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
-  if (!out_bool && t != DFX_STRING) {
+  if (!out_bool) {
     dfx_tensor *own = dfx__kctx_take_unique(ctx, 0);
     if (own) return un_in_place(ctx, fn, t, own);
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
-  int bad = 0;
-  dfx_code c = DFX_OK;
-  if (fn(x->count, t, x->data, o->data, &bad) < 0)
-    c = dfx__ew_unsupported(ctx, t);
-  else if (bad)
-    c = dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero");
-  if (c != DFX_OK) {
-    dfx__tensor_unref(ctx->out[0]);
-    ctx->out[0] = NULL;
+  const size_t es = dfx__dtype_storage(t), os = out_bool ? 1 : es;
+  const char *src = x->data;
+  char *dst = o->data;
+  for (int64_t i = 0, next = EW_POLL_GRAIN; i < x->count; i += EW_POLL_GRAIN) {
+    int64_t n = x->count - i < EW_POLL_GRAIN ? x->count - i : EW_POLL_GRAIN;
+    int bad = 0;
+    dfx_code c = un_status(ctx, fn(n, t, src + (size_t)i * es, dst + (size_t)i * os, &bad), bad, t);
+    if (c == DFX_OK && i + n < x->count) c = un_poll(ctx, i + n, &next);
+    if (c != DFX_OK) return c;
   }
-  return c;
+  return DFX_OK;
 }
 
 #define KFN(name, fn, ob) \
@@ -243,42 +263,46 @@ KFN(k_selu, selu_fn, false)
 KFN(k_softplus, softplus_fn, false)
 KFN(k_softsign, softsign_fn, false)
 
+/* LeakyRelu's alpha is a node attr, so it has its own loop over [lo, hi). */
+static void leaky_range(dfx_dtype t, const void *x, void *o, int64_t lo, int64_t hi, float alpha) {
+  switch (t) {
+#define C(DT, T)                                                                  \
+  case DT: {                                                                      \
+    const T *restrict a = x;                                                      \
+    T *restrict b = o;                                                            \
+    for (int64_t i = lo; i < hi; i++) b[i] = a[i] > 0 ? a[i] : a[i] * (T)alpha;   \
+    return;                                                                       \
+  }
+    C(DFX_F32, float)
+    C(DFX_F64, double)
+#undef C
+    default: { /* half types */
+      const uint16_t *a = x;
+      uint16_t *b = o;
+      const bool h = t == DFX_F16;
+      /* alpha is rounded to the half type first, as TF's static_cast<T>(alpha). */
+      const float al = h ? dfx__f16_to_f32(dfx__f32_to_f16(alpha)) : dfx__bf16_to_f32(dfx__f32_to_bf16(alpha));
+      for (int64_t i = lo; i < hi; i++) {
+        float v = h ? dfx__f16_to_f32(a[i]) : dfx__bf16_to_f32(a[i]);
+        v = v > 0 ? v : v * al;
+        b[i] = h ? dfx__f32_to_f16(v) : dfx__f32_to_bf16(v);
+      }
+    }
+  }
+}
+
 static dfx_code k_leaky(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   const float alpha = dfx__attr_float(ctx->node, "alpha", 0.2f);
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
-  const int64_t n = x->count;
-  switch ((dfx_dtype)x->dtype) {
-#define C(DT, T)                                                            \
-  case DT: {                                                                \
-    const T *restrict a = x->data;                                          \
-    T *restrict b = o->data;                                                \
-    for (int64_t i = 0; i < n; i++) b[i] = a[i] > 0 ? a[i] : a[i] * (T)alpha; \
-    return DFX_OK;                                                          \
+  for (int64_t i = 0, next = EW_POLL_GRAIN; i < x->count; i += EW_POLL_GRAIN) {
+    const int64_t hi = x->count - i < EW_POLL_GRAIN ? x->count : i + EW_POLL_GRAIN;
+    leaky_range((dfx_dtype)x->dtype, x->data, o->data, i, hi, alpha);
+    dfx_code c = hi < x->count ? un_poll(ctx, hi, &next) : DFX_OK;
+    if (c != DFX_OK) return c;
   }
-    C(DFX_F32, float)
-    C(DFX_F64, double)
-#undef C
-    case DFX_F16:
-    case DFX_BF16: {
-      const uint16_t *a = x->data;
-      uint16_t *b = o->data;
-      const bool h = x->dtype == DFX_F16;
-      for (int64_t i = 0; i < n; i++) {
-        float v = h ? dfx__f16_to_f32(a[i]) : dfx__bf16_to_f32(a[i]);
-        /* alpha is rounded to the half type first, as TF's static_cast<T>(alpha). */
-        float al = h ? dfx__f16_to_f32(dfx__f32_to_f16(alpha)) : dfx__bf16_to_f32(dfx__f32_to_bf16(alpha));
-        v = v > 0 ? v : v * al;
-        b[i] = h ? dfx__f32_to_f16(v) : dfx__f32_to_bf16(v);
-      }
-      return DFX_OK;
-    }
-    default:
-      dfx__tensor_unref(ctx->out[0]);
-      ctx->out[0] = NULL;
-      return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
-  }
+  return DFX_OK;
 }
 
 #define T_F "T: {" EW_TY_F "}"
