@@ -1,7 +1,9 @@
 /* binary.c - arithmetic binary ops with TF broadcasting (x: T, y: T -> z: T):
  * Add (also string concatenation), AddV2, Sub, Mul, the divisions and mods,
  * Maximum, Minimum, Pow, SquaredDifference, Atan2, DivNoNan, Xlogy, Xdivy.
- * Integers wrap on overflow; integer division by zero is an error as in TF. */
+ * Integers wrap on overflow; integer division by zero is an error as in TF.
+ * Complex is C99 complex arithmetic (Add, Sub, Mul, the divisions, Xlogy,
+ * Xdivy, SquaredDifference); no integer or complex op that TF lacks. */
 #include <string.h>
 #include <tgmath.h>
 
@@ -51,6 +53,7 @@ static inline uint64_t ipow(uint64_t base, uint64_t e) {
 #define POW_F(T) pow(x, y)
 #define SQD_I(T) EW_WMUL(T, EW_WSUB(T, x, y), EW_WSUB(T, x, y))
 #define SQD_F(T) ((x - y) * (x - y))
+#define SQD_C(T) ((x - y) * conj(x - y)) /* TF: |x - y|^2 as a complex */
 #define ATAN2_F(T) atan2(x, y)
 #define DIVNN_F(T) (y == 0 ? (T)0 : x / y)
 #define XLOGY_F(T) (x == 0 ? (T)0 : x * log(y))
@@ -67,10 +70,10 @@ static inline float floor_fmod_f(float x, float y) {
 }
 #define floor_fmod(x, y) _Generic((x), float: floor_fmod_f, default: floor_fmod_d)(x, y)
 
-EW_DEF_BIN(add_fn, EW_SI_CASES(SAME, ADD_I) EW_UI_CASES(SAME, ADD_I) EW_F_CASES(SAME, ADD_F))
-EW_DEF_BIN(sub_fn, EW_SI_CASES(SAME, SUB_I) EW_UI_CASES(SAME, SUB_I) EW_F_CASES(SAME, SUB_F))
-EW_DEF_BIN(mul_fn, EW_SI_CASES(SAME, MUL_I) EW_UI_CASES(SAME, MUL_I) EW_F_CASES(SAME, MUL_F))
-EW_DEF_BIN(div_fn, EW_SI_CASES(SAME, DIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, DIV_F))
+EW_DEF_BIN(add_fn, EW_SI_CASES(SAME, ADD_I) EW_UI_CASES(SAME, ADD_I) EW_F_CASES(SAME, ADD_F) EW_C_CASES(SAME, ADD_F))
+EW_DEF_BIN(sub_fn, EW_SI_CASES(SAME, SUB_I) EW_UI_CASES(SAME, SUB_I) EW_F_CASES(SAME, SUB_F) EW_C_CASES(SAME, SUB_F))
+EW_DEF_BIN(mul_fn, EW_SI_CASES(SAME, MUL_I) EW_UI_CASES(SAME, MUL_I) EW_F_CASES(SAME, MUL_F) EW_C_CASES(SAME, MUL_F))
+EW_DEF_BIN(div_fn, EW_SI_CASES(SAME, DIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, DIV_F) EW_C_CASES(SAME, DIV_F))
 EW_DEF_BIN(tdiv_fn, EW_SI_CASES(SAME, DIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, TDIV_F))
 EW_DEF_BIN(fdiv_fn, EW_SI_CASES(SAME, FDIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, FDIV_F))
 EW_DEF_BIN(fmod_fn, EW_SI_CASES(SAME, FMOD_S) EW_UI_CASES(SAME, MOD_U) EW_F_CASES(SAME, FMOD_F))
@@ -78,11 +81,11 @@ EW_DEF_BIN(tmod_fn, EW_SI_CASES(SAME, TMOD_S) EW_UI_CASES(SAME, MOD_U) EW_F_CASE
 EW_DEF_BIN(max_fn, EW_SI_CASES(SAME, MAX_I) EW_UI_CASES(SAME, MAX_I) EW_F_CASES(SAME, MAX_F))
 EW_DEF_BIN(min_fn, EW_SI_CASES(SAME, MIN_I) EW_UI_CASES(SAME, MIN_I) EW_F_CASES(SAME, MIN_F))
 EW_DEF_BIN(pow_fn, EW_SI_CASES(SAME, POW_S) EW_UI_CASES(SAME, POW_U) EW_F_CASES(SAME, POW_F))
-EW_DEF_BIN(sqd_fn, EW_SI_CASES(SAME, SQD_I) EW_UI_CASES(SAME, SQD_I) EW_F_CASES(SAME, SQD_F))
+EW_DEF_BIN(sqd_fn, EW_SI_CASES(SAME, SQD_I) EW_UI_CASES(SAME, SQD_I) EW_F_CASES(SAME, SQD_F) EW_C_CASES(SAME, SQD_C))
 EW_DEF_BIN(atan2_fn, EW_F_CASES(SAME, ATAN2_F))
-EW_DEF_BIN(divnn_fn, EW_F_CASES(SAME, DIVNN_F))
-EW_DEF_BIN(xlogy_fn, EW_F_CASES(SAME, XLOGY_F))
-EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F))
+EW_DEF_BIN(divnn_fn, EW_F_CASES(SAME, DIVNN_F) EW_C_CASES(SAME, DIVNN_F))
+EW_DEF_BIN(xlogy_fn, EW_F_CASES(SAME, XLOGY_F) EW_C_CASES(SAME, XLOGY_F))
+EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F) EW_C_CASES(SAME, XDIVY_F))
 
 typedef dfx_ew_bin_fn bin_fn;
 
@@ -229,16 +232,18 @@ KFN(k_xlogy, xlogy_fn)
 KFN(k_xdivy, xdivy_fn)
 
 #define T_F "T: {" EW_TY_F "}"
+#define T_FC "T: {" EW_TY_F ", " EW_TY_C "}"
 #define T_FSU "T: {" EW_TY_FSU "}"
+#define T_FSUC "T: {" EW_TY_FSU ", " EW_TY_C "}"
 /* RealDiv is a float division (TF has no integer kernel for it); TruncateMod,
  * Mod and SquaredDifference list only what TensorFlow's OpDef allows. */
 static const dfx_kernel_def kernels[] = {
-    {"Add", "T: {" EW_TY_FS ", uint8, string}", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddV2", T_FSU, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sub", T_FSU, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mul", T_FSU, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Div", T_FSU, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RealDiv", "T: {" EW_TY_F "}", k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Add", "T: {" EW_TY_FS ", uint8, " EW_TY_C ", string}", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddV2", T_FSUC, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sub", T_FSUC, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mul", T_FSUC, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Div", T_FSUC, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RealDiv", T_FC, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
     {"TruncateDiv", T_FSU, k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
     {"FloorDiv", T_FSU, k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
     {"FloorMod", T_FSU, k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
@@ -247,11 +252,11 @@ static const dfx_kernel_def kernels[] = {
     {"Maximum", T_FSU, k_max, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Minimum", T_FSU, k_min, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Pow", "T: {" EW_TY_FS "}", k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SquaredDifference", "T: {" EW_TY_F ", int32, int64}", k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SquaredDifference", "T: {" EW_TY_F ", int32, int64, " EW_TY_C "}", k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Atan2", T_F, k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DivNoNan", T_F, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xlogy", T_F, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xdivy", T_F, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DivNoNan", T_FC, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xlogy", T_FC, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xdivy", T_FC, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_binary(dfx_registry *r);

@@ -35,10 +35,10 @@ EW_DEF_BIN(ge_fn, EW_SI_CASES(BOOL, GE) EW_UI_CASES(BOOL, GE) EW_F_CASES(BOOL, G
 #define LOR(T) (x || y)
 EW_DEF_BIN(eq_fn, EW_SI_CASES(BOOL, EQ) EW_UI_CASES(BOOL, EQ) EW_F_CASES(BOOL, EQ) BOOL_CASE(BOOL, BEQ)
                       EW_BCASE(DFX_QI8, int8_t, BOOL, EQ) EW_BCASE(DFX_QU8, uint8_t, BOOL, EQ)
-                          EW_BCASE(DFX_QI32, int32_t, BOOL, EQ))
+                          EW_BCASE(DFX_QI32, int32_t, BOOL, EQ) EW_C_CASES(BOOL, EQ))
 EW_DEF_BIN(ne_fn, EW_SI_CASES(BOOL, NE) EW_UI_CASES(BOOL, NE) EW_F_CASES(BOOL, NE) BOOL_CASE(BOOL, BNE)
                       EW_BCASE(DFX_QI8, int8_t, BOOL, NE) EW_BCASE(DFX_QU8, uint8_t, BOOL, NE)
-                          EW_BCASE(DFX_QI32, int32_t, BOOL, NE))
+                          EW_BCASE(DFX_QI32, int32_t, BOOL, NE) EW_C_CASES(BOOL, NE))
 EW_DEF_BIN(and_fn, BOOL_CASE(BOOL, LAND))
 EW_DEF_BIN(or_fn, BOOL_CASE(BOOL, LOR))
 EW_DEF_BIN(band_fn, EW_SI_CASES(SAME, BAND) EW_UI_CASES(SAME, BAND))
@@ -148,7 +148,7 @@ static dfx_code k_invert(dfx_kctx *ctx) {
 }
 
 #define T_FSU "T: {" EW_TY_FSU "}"
-#define T_EQ "T: {" EW_TY_FSU ", bool, string, qint8, quint8, qint32}"
+#define T_EQ "T: {" EW_TY_FSU ", " EW_TY_C ", bool, string, qint8, quint8, qint32}"
 #define T_BITS "T: {" EW_TY_SI ", " EW_TY_UI "}"
 /* The logical ops have no type attr: their signature fixes bool. */
 static const dfx_kernel_def kernels[] = {

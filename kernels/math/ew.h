@@ -42,12 +42,13 @@ dfx_code dfx__ew_unsupported(dfx_kctx *ctx, dfx_dtype t);
 
 /* dtype sets for the kernel rows' `types` strings (kernel.h), one per case
  * generator family below: EW_F_CASES / EW_UF_CASES, EW_SI_CASES / EW_US_CASES,
- * EW_UI_CASES / EW_UU_CASES. */
+ * EW_UI_CASES / EW_UU_CASES, EW_C_CASES / EW_UC_CASES. */
 #define EW_TY_F "bfloat16, half, float, double"
 #define EW_TY_SI "int8, int16, int32, int64"
 #define EW_TY_UI "uint8, uint16, uint32, uint64"
 #define EW_TY_FS EW_TY_F ", " EW_TY_SI
 #define EW_TY_FSU EW_TY_FS ", " EW_TY_UI
+#define EW_TY_C "complex64, complex128"
 
 /* Integer arithmetic that wraps like TF's CPU kernels (no signed overflow UB). */
 #define EW_WADD(T, a, b) ((T)((uint64_t)(a) + (uint64_t)(b)))
@@ -219,6 +220,10 @@ dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, d
   EW_BCASE(DFX_U32, uint32_t, OK, E) EW_BCASE(DFX_U64, uint64_t, OK, E)
 #define EW_F_CASES(OK, E) \
   EW_BCASE(DFX_F32, float, OK, E) EW_BCASE(DFX_F64, double, OK, E) EW_BCASE_HALVES(OK, E)
+/* Complex elements are C99 complex numbers, laid out as dfx_c64 / dfx_c128;
+ * <tgmath.h> picks the complex function for exp, log, sqrt, sin, ... */
+#define EW_C_CASES(OK, E) \
+  EW_BCASE(DFX_C64, float _Complex, OK, E) EW_BCASE(DFX_C128, double _Complex, OK, E)
 
 /* ---- unary generators: E(T) computes from local x ---- */
 #define EW_UCASE(DT, T, OK, E)                   \
@@ -251,6 +256,8 @@ dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, d
   EW_UCASE(DFX_F32, float, OK, E) EW_UCASE(DFX_F64, double, OK, E)                          \
   EW_UCASE_HALF(DFX_F16, dfx__f16_to_f32, OK, EW_F16ST, E)                                  \
   EW_UCASE_HALF(DFX_BF16, dfx__bf16_to_f32, OK, EW_BF16ST, E)
+#define EW_UC_CASES(OK, E) \
+  EW_UCASE(DFX_C64, float _Complex, OK, E) EW_UCASE(DFX_C128, double _Complex, OK, E)
 /* Defines `static int fn(n, t, a, o, &bad)`; -1 for a dtype not in CASES. */
 #define EW_DEF_UN(fn, CASES)                                                 \
   static int fn(int64_t n, dfx_dtype t, const void *a, void *o, int *bad_out) { \

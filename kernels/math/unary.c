@@ -18,6 +18,7 @@
 #define REC_F(T) ((T)1 / x)
 #define SIGN_I(T) ((T)((x > 0) - (x < 0)))
 #define SIGN_F(T) (isnan(x) ? x : (T)((x > 0) - (x < 0)))
+#define SIGN_C(T) (x == 0 ? (T)0 : x / fabs(x)) /* TF: x / |x| */
 #define ID(T) (x)
 #define ABS_F(T) fabs(x)
 #define SQRT_F(T) sqrt(x)
@@ -94,7 +95,8 @@ static inline float tanh_tf_f(float x) {
   /* NaN fails both comparisons above and stays NaN through p / q. */
   return blend_f(fabsf(x) < 0.0004f, x, p / q);
 }
-#define tanh_tf(x) _Generic((x), float: tanh_tf_f, default: tanh)(x)
+#define tanh_tf(x) \
+  _Generic((x), float: tanh_tf_f, float _Complex: ctanhf, double _Complex: ctanh, default: tanh)(x)
 
 /* TF's Softplus: linear or exponential tails past log(epsilon) + 2. */
 static inline double softplus_d(double x) {
@@ -108,30 +110,31 @@ static inline float softplus_f(float x) {
 #define softplus(x) _Generic((x), float: softplus_f, default: softplus_d)(x)
 
 #define FL(OK, E) EW_UF_CASES(OK, E)
+#define CX(E) EW_UC_CASES(SAME, E)
 EW_DEF_UN(abs_fn, EW_US_CASES(SAME, ABS_S) FL(SAME, ABS_F))
-EW_DEF_UN(neg_fn, EW_US_CASES(SAME, NEG_I) FL(SAME, NEG_F))
-EW_DEF_UN(sqr_fn, EW_US_CASES(SAME, SQR_I) EW_UU_CASES(SAME, SQR_I) FL(SAME, SQR_F))
-EW_DEF_UN(rec_fn, EW_US_CASES(SAME, REC_I) FL(SAME, REC_F))
-EW_DEF_UN(sign_fn, EW_US_CASES(SAME, SIGN_I) FL(SAME, SIGN_F))
-EW_DEF_UN(sqrt_fn, FL(SAME, SQRT_F))
-EW_DEF_UN(rsqrt_fn, FL(SAME, RSQRT_F))
-EW_DEF_UN(exp_fn, FL(SAME, EXP_F))
+EW_DEF_UN(neg_fn, EW_US_CASES(SAME, NEG_I) FL(SAME, NEG_F) CX(NEG_F))
+EW_DEF_UN(sqr_fn, EW_US_CASES(SAME, SQR_I) EW_UU_CASES(SAME, SQR_I) FL(SAME, SQR_F) CX(SQR_F))
+EW_DEF_UN(rec_fn, EW_US_CASES(SAME, REC_I) FL(SAME, REC_F) CX(REC_F))
+EW_DEF_UN(sign_fn, EW_US_CASES(SAME, SIGN_I) FL(SAME, SIGN_F) CX(SIGN_C))
+EW_DEF_UN(sqrt_fn, FL(SAME, SQRT_F) CX(SQRT_F))
+EW_DEF_UN(rsqrt_fn, FL(SAME, RSQRT_F) CX(RSQRT_F))
+EW_DEF_UN(exp_fn, FL(SAME, EXP_F) CX(EXP_F))
 EW_DEF_UN(expm1_fn, FL(SAME, EXPM1_F))
-EW_DEF_UN(log_fn, FL(SAME, LOG_F))
+EW_DEF_UN(log_fn, FL(SAME, LOG_F) CX(LOG_F))
 EW_DEF_UN(log1p_fn, FL(SAME, LOG1P_F))
-EW_DEF_UN(sin_fn, FL(SAME, SIN_F))
-EW_DEF_UN(cos_fn, FL(SAME, COS_F))
-EW_DEF_UN(tan_fn, FL(SAME, TAN_F))
-EW_DEF_UN(asin_fn, FL(SAME, ASIN_F))
-EW_DEF_UN(acos_fn, FL(SAME, ACOS_F))
-EW_DEF_UN(atan_fn, FL(SAME, ATAN_F))
-EW_DEF_UN(sinh_fn, FL(SAME, SINH_F))
-EW_DEF_UN(cosh_fn, FL(SAME, COSH_F))
-EW_DEF_UN(tanh_fn, FL(SAME, TANH_F))
-EW_DEF_UN(asinh_fn, FL(SAME, ASINH_F))
-EW_DEF_UN(acosh_fn, FL(SAME, ACOSH_F))
-EW_DEF_UN(atanh_fn, FL(SAME, ATANH_F))
-EW_DEF_UN(sigm_fn, FL(SAME, SIGM_F))
+EW_DEF_UN(sin_fn, FL(SAME, SIN_F) CX(SIN_F))
+EW_DEF_UN(cos_fn, FL(SAME, COS_F) CX(COS_F))
+EW_DEF_UN(tan_fn, FL(SAME, TAN_F) CX(TAN_F))
+EW_DEF_UN(asin_fn, FL(SAME, ASIN_F) CX(ASIN_F))
+EW_DEF_UN(acos_fn, FL(SAME, ACOS_F) CX(ACOS_F))
+EW_DEF_UN(atan_fn, FL(SAME, ATAN_F) CX(ATAN_F))
+EW_DEF_UN(sinh_fn, FL(SAME, SINH_F) CX(SINH_F))
+EW_DEF_UN(cosh_fn, FL(SAME, COSH_F) CX(COSH_F))
+EW_DEF_UN(tanh_fn, FL(SAME, TANH_F) CX(TANH_F))
+EW_DEF_UN(asinh_fn, FL(SAME, ASINH_F) CX(ASINH_F))
+EW_DEF_UN(acosh_fn, FL(SAME, ACOSH_F) CX(ACOSH_F))
+EW_DEF_UN(atanh_fn, FL(SAME, ATANH_F) CX(ATANH_F))
+EW_DEF_UN(sigm_fn, FL(SAME, SIGM_F) CX(SIGM_F))
 EW_DEF_UN(lgamma_fn, FL(SAME, LGAMMA_F))
 EW_DEF_UN(digamma_fn, FL(SAME, DIGAMMA_F))
 EW_DEF_UN(erf_fn, FL(SAME, ERF_F))
@@ -308,32 +311,35 @@ static dfx_code k_leaky(dfx_kctx *ctx) {
 #define T_F "T: {" EW_TY_F "}"
 #define T_FS "T: {" EW_TY_FS "}"
 #define T_FSU "T: {" EW_TY_FSU "}"
+#define T_FC "T: {" EW_TY_F ", " EW_TY_C "}"
+#define T_FSC "T: {" EW_TY_FS ", " EW_TY_C "}"
+#define T_FSUC "T: {" EW_TY_FSU ", " EW_TY_C "}"
 static const dfx_kernel_def kernels[] = {
     {"Abs", T_FS, k_abs, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Neg", T_FS, k_neg, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Inv", T_FS, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Reciprocal", T_FS, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Square", T_FSU, k_sqr, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sign", T_FS, k_sign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sqrt", T_F, k_sqrt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rsqrt", T_F, k_rsqrt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Exp", T_F, k_exp, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Neg", T_FSC, k_neg, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Inv", T_FSC, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Reciprocal", T_FSC, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Square", T_FSUC, k_sqr, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sign", T_FSC, k_sign, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sqrt", T_FC, k_sqrt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rsqrt", T_FC, k_rsqrt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Exp", T_FC, k_exp, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Expm1", T_F, k_expm1, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Log", T_F, k_log, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Log", T_FC, k_log, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Log1p", T_F, k_log1p, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sin", T_F, k_sin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cos", T_F, k_cos, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tan", T_F, k_tan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Asin", T_F, k_asin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Acos", T_F, k_acos, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atan", T_F, k_atan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sinh", T_F, k_sinh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cosh", T_F, k_cosh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tanh", T_F, k_tanh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Asinh", T_F, k_asinh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Acosh", T_F, k_acosh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atanh", T_F, k_atanh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sigmoid", T_F, k_sigm, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sin", T_FC, k_sin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cos", T_FC, k_cos, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tan", T_FC, k_tan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Asin", T_FC, k_asin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Acos", T_FC, k_acos, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atan", T_FC, k_atan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sinh", T_FC, k_sinh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cosh", T_FC, k_cosh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tanh", T_FC, k_tanh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Asinh", T_FC, k_asinh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Acosh", T_FC, k_acosh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atanh", T_FC, k_atanh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sigmoid", T_FC, k_sigm, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Lgamma", T_F, k_lgamma, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Digamma", T_F, k_digamma, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Erf", T_F, k_erf, DFX_KERNEL_CHEAP, NULL, NULL},
