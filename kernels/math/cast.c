@@ -220,7 +220,8 @@ static dfx_code k_bitcast(dfx_kctx *ctx) {
 
 /* Cast: the SRCS x DSTS loops above (no string or quantized types), in
  * three rows that differ in DstT or SrcT: real to real, anything to
- * complex, complex to real. */
+ * complex, complex to real. The registry names the attr the last row
+ * refused, so that row checks DstT first: a bad DstT is then named. */
 #define CAST_REAL "{" EW_TY_FSU ", bool}"
 #define CAST_C "{" EW_TY_C "}"
 #define CAST_ALL "{" EW_TY_FSU ", bool, " EW_TY_C "}"
@@ -229,10 +230,10 @@ static dfx_code k_bitcast(dfx_kctx *ctx) {
 static const dfx_kernel_def kernels[] = {
     {"Cast", "SrcT: " CAST_REAL "; DstT: " CAST_REAL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
     {"Cast", "SrcT: " CAST_ALL "; DstT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"Cast", "SrcT: " CAST_C "; DstT: " CAST_REAL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"Cast", "DstT: " CAST_REAL "; SrcT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
     {"_HostCast", "SrcT: " CAST_REAL "; DstT: " CAST_REAL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
     {"_HostCast", "SrcT: " CAST_ALL "; DstT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"_HostCast", "SrcT: " CAST_C "; DstT: " CAST_REAL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"_HostCast", "DstT: " CAST_REAL "; SrcT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
     {"Bitcast", "T: " BITCAST_TYPES "; type: " BITCAST_TYPES, k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
