@@ -245,3 +245,138 @@ Test(check_numerics, messages) {
   }
   kh_node_free(n);
 }
+
+/* ---- every declared dtype ---- */
+
+/* A tensor of dtype t whose element bytes are seed, seed + 1, ... (any
+ * fixed-size dtype; bool bytes stay 0 or 1). */
+static dfx_tensor *byte_tensor(dfx_dtype t, int ndims, const int64_t *dims, unsigned seed) {
+  dfx_tensor *x = dfx__tensor_alloc(t, ndims, dims, NULL);
+  cr_assert(x);
+  unsigned char *p = x->data;
+  for (size_t i = 0; i < x->nbytes; i++) p[i] = t == DFX_BOOL ? (seed + i) & 1 : (unsigned char)(seed + i * 7);
+  return x;
+}
+
+Test(select, every_declared_dtype) {
+  int64_t dc[2] = {2, 1}, dt[2] = {1, 3}, de[1] = {3}, wd[2] = {2, 3};
+  const double cv[] = {1, 0};
+  for (int v2 = 0; v2 < 2; v2++)
+    MT_FOR_DTYPES(t, mt_declared(v2 ? "SelectV2" : "Select", "T")) {
+      if (t == DFX_STRING) continue; /* strings_deep_copied */
+      /* Select: same shapes; SelectV2: [2,1] ? [1,3] : [3]. */
+      dfx_tensor *c = mt_tensor(DFX_BOOL, 2, v2 ? dc : wd, v2 ? cv : (const double[]){1, 0, 1, 0, 0, 1});
+      dfx_tensor *tt = byte_tensor(t, 2, v2 ? dt : wd, 1), *e = byte_tensor(t, v2 ? 1 : 2, v2 ? de : wd, 100), *o;
+      char err[256];
+      cr_assert_eq(run3(v2 ? "SelectV2" : "Select", t, c, tt, e, &o, err), DFX_OK, "%s", err);
+      mt_expect_shape(o, 2, wd);
+      const size_t es = dfx_dtype_size(t);
+      for (int i = 0; i < 6; i++) {
+        const int row = i / 3, col = i % 3;
+        const bool pick = v2 ? cv[row] != 0 : ((const uint8_t *)c->data)[i];
+        const unsigned char *want = pick ? (const unsigned char *)tt->data + (v2 ? col : i) * es
+                                         : (const unsigned char *)e->data + (v2 ? col : i) * es;
+        cr_expect_eq(memcmp((const unsigned char *)o->data + i * es, want, es), 0, "%s %s [%d]",
+                     v2 ? "SelectV2" : "Select", dfx_dtype_name(t), i);
+      }
+      dfx__tensor_unref(o);
+      dfx__tensor_unref(c);
+      dfx__tensor_unref(tt);
+      dfx__tensor_unref(e);
+    }
+}
+
+Test(like, every_declared_dtype) {
+  int64_t d[2] = {2, 3};
+  MT_FOR_DTYPES(t, mt_declared("ZerosLike", "T")) {
+    dfx_tensor *x = t == DFX_STRING ? dfx__tensor_alloc(t, 2, d, NULL) : byte_tensor(t, 2, d, 3), *o, *in[1] = {x};
+    if (t == DFX_STRING) dfx_tensor_set_string(x, 1, "ab", 2);
+    char err[256];
+    cr_assert_eq(mt_run("ZerosLike", t, in, 1, &o, err, sizeof err), DFX_OK, "%s", err);
+    mt_expect_shape(o, 2, d);
+    cr_expect_eq(o->dtype, t);
+    for (size_t i = 0; i < o->nbytes; i++) cr_expect_eq(((unsigned char *)o->data)[i], 0, "%s", dfx_dtype_name(t));
+    dfx__tensor_unref(o);
+    dfx__tensor_unref(x);
+  }
+  MT_FOR_DTYPES(t, mt_declared("OnesLike", "T")) {
+    dfx_tensor *x = byte_tensor(t, 2, d, 3), *o, *in[1] = {x};
+    char err[256];
+    cr_assert_eq(mt_run("OnesLike", t, in, 1, &o, err, sizeof err), DFX_OK, "%s", err);
+    mt_expect_shape(o, 2, d);
+    cr_expect_eq(o->dtype, t);
+    for (int i = 0; i < 6; i++) {
+      double re = 0, im = 0;
+      if (mt_is_complex(t))
+        mt_cget(o, i, &re, &im);
+      else
+        re = dfx__tensor_get_f64(o, i);
+      cr_expect(re == 1 && im == 0, "OnesLike %s [%d]: %g%+gi", dfx_dtype_name(t), i, re, im);
+    }
+    dfx__tensor_unref(o);
+    dfx__tensor_unref(x);
+  }
+}
+
+Test(addn, every_declared_dtype) {
+  int64_t d[2] = {2, 2};
+  const double a[] = {1, 2, 3, 4}, b[] = {10, 20, 30, 40}, c[] = {5, 5, 5, 5}, w[] = {16, 27, 38, 49};
+  double wim[4];
+  for (int i = 0; i < 4; i++) wim[i] = -w[i] / 2; /* mt_tensor's complex parts are v and -v/2 */
+  for (int op = 0; op < 2; op++)
+    MT_FOR_DTYPES(t, mt_declared(op ? "AccumulateNV2" : "AddN", "T")) {
+      dfx_tensor *in[3] = {mt_tensor(t, 2, d, a), mt_tensor(t, 2, d, b), mt_tensor(t, 2, d, c)}, *o;
+      char err[256];
+      cr_assert_eq(run_addn(op ? "AccumulateNV2" : "AddN", t, in, 3, &o, err), DFX_OK, "%s", err);
+      mt_expect_shape(o, 2, d);
+      cr_expect_eq(o->dtype, t);
+      if (mt_is_complex(t))
+        mt_expect_cvals(o, w, wim, 0, "AddN complex");
+      else
+        mt_expect_vals(o, w, 0, "AddN");
+      dfx__tensor_unref(o);
+      for (int i = 0; i < 3; i++) dfx__tensor_unref(in[i]);
+    }
+}
+
+Test(clip, every_declared_dtype) {
+  int64_t d[1] = {5};
+  const double x[] = {0, 1, 5, 9, 3}, lo[] = {2}, hi[] = {6}, w[] = {2, 2, 5, 6, 3};
+  MT_FOR_DTYPES(t, mt_declared("ClipByValue", "T")) {
+    dfx_tensor *tx = mt_tensor(t, 1, d, x), *tl = mt_tensor(t, 0, NULL, lo), *th = mt_tensor(t, 0, NULL, hi), *o;
+    char err[256];
+    cr_assert_eq(run3("ClipByValue", t, tx, tl, th, &o, err), DFX_OK, "%s", err);
+    cr_expect_eq(o->dtype, t);
+    mt_expect_vals(o, w, 0, dfx_dtype_name(t));
+    dfx__tensor_unref(o);
+    dfx__tensor_unref(tx);
+    dfx__tensor_unref(tl);
+    dfx__tensor_unref(th);
+  }
+}
+
+Test(check_numerics, every_declared_dtype_and_stateful) {
+  int64_t d[1] = {3};
+  const double ok[] = {1, -2, 3}, inf[] = {1, INFINITY, 3};
+  MT_FOR_DTYPES(t, mt_declared("CheckNumerics", "T")) {
+    dfx_node *n = kh_node_new("CheckNumerics");
+    kh_attr_type(n, "T", t);
+    kh_attr_str(n, "message", "m");
+    dfx_tensor *x = mt_tensor(t, 1, d, ok), *in[1] = {x}, *outs[1];
+    char err[256];
+    int nout;
+    cr_assert_eq(kh_run(n, in, 1, outs, &nout, err, sizeof err), DFX_OK, "%s", err);
+    cr_expect_eq(outs[0], x);
+    dfx__tensor_unref(outs[0]);
+    dfx__tensor_unref(x);
+    x = mt_tensor(t, 1, d, inf);
+    in[0] = x;
+    cr_expect_eq(kh_run(n, in, 1, outs, &nout, err, sizeof err), DFX_EINVAL);
+    cr_expect_str_eq(err, "m : Tensor had Inf values");
+    dfx__tensor_unref(x);
+    kh_node_free(n);
+  }
+  /* Stateful, as its OpDef: never folded away as a constant. */
+  const dfx_kernel_def *k = dfx__registry_kernel_any(mt_registry(), "CheckNumerics");
+  cr_expect(k->flags & DFX_KERNEL_STATEFUL);
+}

@@ -300,18 +300,15 @@ Test(special, igamma_igammac) {
   /* scipy.special.gammainc */
   const double p[] = {0.6321205588285577, 0.8008517265285442, 0.9544997361036416, 0.003659846827343712,
                       0.9972306042844884, 0, NAN, 1};
-  for (int k = 0; k < 2; k++) {
-    dfx_dtype t = k ? DFX_F32 : DFX_F64;
-    double tol = k ? 1e-6 : 1e-12;
-    dfx_tensor *o = run_special("Igamma", t, 8, a, x);
-    mt_expect_vals(o, p, tol, "Igamma");
-    dfx__tensor_unref(o);
-    double q[8];
-    for (int i = 0; i < 8; i++) q[i] = 1 - p[i];
-    o = run_special("Igammac", t, 8, a, x);
-    mt_expect_vals(o, q, tol, "Igammac");
-    dfx__tensor_unref(o);
-  }
+  double q[8];
+  for (int i = 0; i < 8; i++) q[i] = 1 - p[i];
+  for (int k = 0; k < 2; k++)
+    MT_FOR_DTYPES(t, mt_declared(k ? "Igammac" : "Igamma", "T")) {
+      dfx_tensor *o = run_special(k ? "Igammac" : "Igamma", t, 8, a, x);
+      cr_expect_eq(o->dtype, t);
+      mt_expect_vals(o, k ? q : p, t == DFX_F64 ? 1e-12 : mt_tol(t), dfx_dtype_name(t));
+      dfx__tensor_unref(o);
+    }
 }
 
 Test(special, zeta_polygamma) {
@@ -319,15 +316,19 @@ Test(special, zeta_polygamma) {
   const double q[] = {1, 1, 2, 1, 1, 0.5};
   const double wz[] = {1.6449340668482264, 1.2020569031595942, 0.6449340668482264, INFINITY, NAN,
                        16.234848505667074};
-  dfx_tensor *o = run_special("Zeta", DFX_F64, 6, x, q);
-  mt_expect_vals(o, wz, 1e-12, "Zeta");
-  dfx__tensor_unref(o);
   const double n[] = {0, 1, 2, 3, 1.5}, px[] = {1, 1, 2, 0.5, 1};
   /* scipy.special.polygamma */
   const double wp[] = {-0.5772156649015329, 1.6449340668482264, -0.4041138063191885, 97.40909103400242, NAN};
-  o = run_special("Polygamma", DFX_F64, 5, n, px);
-  mt_expect_vals(o, wp, 1e-12, "Polygamma");
-  dfx__tensor_unref(o);
+  MT_FOR_DTYPES(t, mt_declared("Zeta", "T")) {
+    dfx_tensor *o = run_special("Zeta", t, 6, x, q);
+    mt_expect_vals(o, wz, t == DFX_F64 ? 1e-12 : mt_tol(t), "Zeta");
+    dfx__tensor_unref(o);
+  }
+  MT_FOR_DTYPES(t, mt_declared("Polygamma", "T")) {
+    dfx_tensor *o = run_special("Polygamma", t, 5, n, px);
+    mt_expect_vals(o, wp, t == DFX_F64 ? 1e-12 : mt_tol(t), "Polygamma");
+    dfx__tensor_unref(o);
+  }
 }
 
 Test(special, betainc_broadcast) {
