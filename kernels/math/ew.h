@@ -115,12 +115,18 @@ int64_t dfx__bcast_grain(const dfx_bcast *bc, int64_t want);
     }                                                                            \
   } while (0)
 
-/* Three operands (ia, ib, ic) over [lo, hi); always the general path. */
+/* Three operands (ia, ib, ic) over [lo, hi): the same shapes, or the
+ * general path (dfx__bcast_init gives three operands no scalar kinds). */
 #define EW_LOOP3(bc, lo, hi, ...)                                                 \
   do {                                                                            \
     const dfx_bcast *bc_ = (bc);                                                  \
     const int64_t lo_ = (lo), hi_ = (hi);                                         \
-    if (lo_ < hi_) {                                                              \
+    if (bc_->kind == DFX_BC_SAME) {                                               \
+      for (int64_t io = lo_; io < hi_; io++) {                                    \
+        const int64_t ia = io, ib = io, ic = io;                                  \
+        __VA_ARGS__;                                                              \
+      }                                                                           \
+    } else if (lo_ < hi_) {                                                       \
       const int nd_ = bc_->nd;                                                    \
       const int64_t in_ = bc_->cd[nd_ - 1], sa_ = bc_->s[0][nd_ - 1],             \
                     sb_ = bc_->s[1][nd_ - 1], sc_ = bc_->s[2][nd_ - 1];           \

@@ -138,10 +138,11 @@ static inline void mt_expect_cvals(const dfx_tensor *t, const double *want_re, c
 }
 
 /* Runs node n's kernel like kh_run, but in `step` (the caller cancels it or
- * sets its deadline) and with the kernel row found through the registry.
+ * sets its deadline) and with ctx.own_inputs = own: the kernel may then take
+ * an input, leaving its in[] entry NULL; the caller unrefs the entries left.
  * Returns the code; out[0] on success (caller unrefs); message in err. */
-static inline dfx_code mt_run_in_step(dfx_node *n, dfx_step *step, dfx_tensor **in, int n_in, dfx_tensor **out,
-                                      char *err, size_t errlen) {
+static inline dfx_code mt_run_in_step(dfx_node *n, dfx_step *step, bool own, dfx_tensor **in, int n_in,
+                                      dfx_tensor **out, char *err, size_t errlen) {
   dfx_status st;
   dfx__status_clear(&st);
   int expected = 0;
@@ -153,7 +154,7 @@ static inline dfx_code mt_run_in_step(dfx_node *n, dfx_step *step, dfx_tensor **
   if (k->init) cr_assert_eq(k->init(n, &state, &st), DFX_OK, "%s", st.msg);
   dfx_tensor *outs[4] = {0};
   dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = outs, .state = state,
-                  .step = step, .frame = "", .iter = 0, .st = &st};
+                  .step = step, .frame = "", .iter = 0, .st = &st, .own_inputs = own};
   c = k->fn(&ctx);
   if (k->fini) k->fini(state);
   if (c != DFX_OK)
