@@ -115,36 +115,36 @@ KFN(k_bxor, bxor_fn, false, -1)
 KFN(k_lsh, lsh_fn, false, -1)
 KFN(k_rsh, rsh_fn, false, -1)
 
-static dfx_code k_not(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0];
-  if (x->dtype != DFX_BOOL) return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, DFX_BOOL, x->ndims, x->dims);
-  if (!o) return dfx_status_code(ctx->st);
-  const uint8_t *restrict a = x->data;
-  uint8_t *restrict b = o->data;
-  for (int64_t i = 0; i < x->count; i++) b[i] = !a[i];
-  return DFX_OK;
-}
-
-static dfx_code k_invert(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0];
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
-  if (!o) return dfx_status_code(ctx->st);
-  switch ((dfx_dtype)x->dtype) {
-#define C(DT, T)                                           \
-  case DT: {                                               \
-    const T *restrict a = x->data;                         \
-    T *restrict b = o->data;                               \
-    for (int64_t i = 0; i < x->count; i++) b[i] = (T)~a[i]; \
-    return DFX_OK;                                         \
+/* y[i] = !x[i] (LogicalNot, bool) or ~x[i] (Invert, integers), i in [lo, hi). */
+static void not_range(dfx_dtype t, const void *x, void *y, int64_t lo, int64_t hi) {
+  switch (t) {
+#define C(DT, T)                                              \
+  case DT: {                                                  \
+    const T *restrict a = x;                                  \
+    T *restrict b = y;                                        \
+    for (int64_t i = lo; i < hi; i++) b[i] = (T)~a[i];        \
+    return;                                                   \
   }
     DFX_INT_TYPES(C)
 #undef C
-    default:
-      dfx__tensor_unref(ctx->out[0]);
-      ctx->out[0] = NULL;
-      return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
+    default: { /* bool */
+      const uint8_t *restrict a = x;
+      uint8_t *restrict b = y;
+      for (int64_t i = lo; i < hi; i++) b[i] = !a[i];
+    }
   }
+}
+
+static dfx_code k_not(dfx_kctx *ctx) {
+  const dfx_tensor *x = ctx->in[0];
+  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
+  if (!o) return dfx_status_code(ctx->st);
+  for (int64_t lo = 0; lo < x->count; lo += EW_POLL_GRAIN) {
+    dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return c;
+    not_range((dfx_dtype)x->dtype, x->data, o->data, lo, x->count - lo > EW_POLL_GRAIN ? lo + EW_POLL_GRAIN : x->count);
+  }
+  return DFX_OK;
 }
 
 #define T_FSU "T: {" EW_TY_FSU "}"
@@ -166,7 +166,7 @@ static const dfx_kernel_def kernels[] = {
     {"BitwiseXor", T_BITS, k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
     {"LeftShift", T_BITS, k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
     {"RightShift", T_BITS, k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Invert", T_BITS, k_invert, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Invert", T_BITS, k_not, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_compare(dfx_registry *r);

@@ -257,9 +257,7 @@ static dfx_code k_clip(dfx_kctx *ctx) {
 /* ---- ZerosLike / OnesLike / CheckNumerics ---- */
 
 static dfx_code k_zeros_like(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0];
-  if (!dfx__dtype_storage((dfx_dtype)x->dtype) || x->dtype == DFX_RESOURCE || x->dtype == DFX_VARIANT)
-    return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
+  const dfx_tensor *x = ctx->in[0]; /* declared dtypes: zero bytes are zero (strings: empty) */
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
   memset(o->data, 0, o->nbytes);

@@ -31,6 +31,8 @@ static const lcase CASES[] = {
     {"Exp", "T", NULL, DFX_F32, 0, false, 1, {DFX_F32}, {FULL}},
     {"Exp", "T", NULL, DFX_F64, 0, true, 1, {DFX_F64}, {FULL}},
     {"IsNan", "T", NULL, DFX_F16, 0, false, 1, {DFX_F16}, {FULL}},
+    {"LogicalNot", NULL, NULL, 0, 0, false, 1, {DFX_BOOL}, {FULL}},
+    {"Invert", "T", NULL, DFX_I64, 0, false, 1, {DFX_I64}, {FULL}},
     {"LeakyRelu", "T", NULL, DFX_F32, 0, false, 1, {DFX_F32}, {FULL}},
     {"Cast", "SrcT", "DstT", DFX_F32, DFX_I32, false, 1, {DFX_F32}, {FULL}},
     {"Select", "T", NULL, DFX_F32, 0, false, 3, {DFX_BOOL, DFX_F32, DFX_F32}, {FULL, FULL, FULL}},
@@ -58,7 +60,7 @@ static dfx_tensor *shaped(dfx_dtype t, int kind) {
 
 static dfx_node *case_node(const lcase *c) {
   dfx_node *n = kh_node_new(c->op);
-  kh_attr_type(n, c->a1, c->t1);
+  if (c->a1) kh_attr_type(n, c->a1, c->t1);
   if (c->a2) kh_attr_type(n, c->a2, c->t2);
   if (!strcmp(c->op, "AddN")) kh_attr_int(n, "N", c->n_in);
   if (!strcmp(c->op, "CheckNumerics")) kh_attr_str(n, "message", "m");
