@@ -114,8 +114,8 @@ int64_t dfx__bcast_grain(const dfx_bcast *bc, int64_t want) {
   return in >= want ? in : want / in * in;
 }
 
-dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
-                         const void *b, void *o, int *bad) {
+dfx_code dfx__ew_run_bin_chunked(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
+                                 const void *b, void *o, int *bad) {
   const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
   *bad = 0;
   for (int64_t lo = 0; lo < n; lo += grain) {

@@ -204,8 +204,14 @@ typedef int (*dfx_ew_bin_fn)(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dt
  * with a cancellation poll between them. Returns DFX_OK with *bad as fn set
  * it (the first chunk that sets it stops the loop), or the failure recorded
  * in ctx: a poll's, or DFX_EUNIMPL for a dtype fn does not handle. */
-dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
-                         const void *b, void *o, int *bad);
+dfx_code dfx__ew_run_bin_chunked(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
+                                 const void *b, void *o, int *bad);
+static inline dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t,
+                                       const void *a, const void *b, void *o, int *bad) {
+  if (bc->count > EW_POLL_GRAIN) return dfx__ew_run_bin_chunked(ctx, fn, bc, t, a, b, o, bad);
+  *bad = 0; /* one chunk, no poll: the loop counter and comparison of a while loop come here */
+  return fn(bc, 0, bc->count, t, a, b, o, bad) < 0 ? dfx__ew_unsupported(ctx, t) : DFX_OK;
+}
 #define EW_DEF_BIN(fn, CASES)                                                                 \
   static int fn(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dtype t, const void *a,      \
                 const void *b, void *o, int *bad_out) {                                       \
