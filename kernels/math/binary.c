@@ -2,8 +2,9 @@
  * Add (also string concatenation), AddV2, Sub, Mul, the divisions and mods,
  * Maximum, Minimum, Pow, SquaredDifference, Atan2, DivNoNan, Xlogy, Xdivy.
  * Integers wrap on overflow; integer division by zero is an error as in TF.
- * Complex is C99 complex arithmetic (Add, Sub, Mul, the divisions, Xlogy,
- * Xdivy, SquaredDifference); no integer or complex op that TF lacks. */
+ * Complex is C99 complex arithmetic (Add, Sub, Mul, Div, RealDiv, DivNoNan,
+ * Xlogy, Xdivy, SquaredDifference). The rows declare the dtypes TF defines
+ * each op for, less those it has no kernel for (integer RealDiv). */
 #include <string.h>
 #include <tgmath.h>
 
@@ -235,8 +236,6 @@ KFN(k_xdivy, xdivy_fn)
 #define T_FC "T: {" EW_TY_F ", " EW_TY_C "}"
 #define T_FSU "T: {" EW_TY_FSU "}"
 #define T_FSUC "T: {" EW_TY_FSU ", " EW_TY_C "}"
-/* RealDiv is a float division (TF has no integer kernel for it); TruncateMod,
- * Mod and SquaredDifference list only what TensorFlow's OpDef allows. */
 static const dfx_kernel_def kernels[] = {
     {"Add", "T: {" EW_TY_FS ", uint8, " EW_TY_C ", string}", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
     {"AddV2", T_FSUC, k_add, DFX_KERNEL_CHEAP, NULL, NULL},

@@ -195,9 +195,10 @@ int64_t dfx__bcast_grain(const dfx_bcast *bc, int64_t want);
   EW_BCASE_HALF(DFX_F16, dfx__f16_to_f32, OK, EW_F16ST, E)               \
   EW_BCASE_HALF(DFX_BF16, dfx__bf16_to_f32, OK, EW_BF16ST, E)
 
-/* Defines `static int fn(bc, lo, hi, t, a, b, o, &bad)` computing output
- * elements [lo, hi) with a switch holding CASES (EW_SI_CASES / EW_UI_CASES /
- * EW_F_CASES / EW_BCASE ...); returns -1 for a dtype not listed. */
+/* A binary loop over output elements [lo, hi): the functions EW_DEF_BIN
+ * defines. Returns -1 for a dtype it does not handle; sets *bad_out to an
+ * error flag of its expression (1: integer division by zero, 2: negative
+ * integer power). */
 typedef int (*dfx_ew_bin_fn)(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dtype t, const void *a,
                              const void *b, void *o, int *bad_out);
 /* Runs fn over all of bc's output, in chunks of about EW_POLL_GRAIN elements
@@ -212,9 +213,12 @@ static inline dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const df
   *bad = 0; /* one chunk, no poll: the loop counter and comparison of a while loop come here */
   return fn(bc, 0, bc->count, t, a, b, o, bad) < 0 ? dfx__ew_unsupported(ctx, t) : DFX_OK;
 }
-#define EW_DEF_BIN(fn, CASES)                                                                 \
-  static int fn(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dtype t, const void *a,      \
-                const void *b, void *o, int *bad_out) {                                       \
+
+/* Defines the dfx_ew_bin_fn `fn` whose switch holds CASES (EW_SI_CASES /
+ * EW_UI_CASES / EW_F_CASES / EW_C_CASES / EW_BCASE ...). */
+#define EW_DEF_BIN(fn, CASES)                                                            \
+  static int fn(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dtype t, const void *a, \
+                const void *b, void *o, int *bad_out) {                                  \
     int bad = 0;                                                                         \
     switch (t) {                                                                         \
       CASES                                                                              \
