@@ -160,6 +160,30 @@ static void addn_range(dfx_dtype t, void *o, const dfx_tensor *const *in, int n,
   }
 }
 
+/* Whether a tensor of x's shape has shape s (dims of -1 match any size). */
+static bool shape_matches(const dfx_shape *s, const dfx_tensor *x) {
+  if (s->rank != x->ndims) return false;
+  for (int d = 0; d < s->rank; d++)
+    if (s->dims[d] != -1 && s->dims[d] != x->dims[d]) return false;
+  return true;
+}
+
+/* AccumulateNV2: checks its shape attr once; the state is that shape when
+ * its rank is known (TF's shape function merges it with the inputs'). */
+static dfx_code accumulate_init(const dfx_node *n, void **state, dfx_status *st) {
+  const dfx_attr *a = dfx__node_attr(n, "shape");
+  *state = NULL;
+  if (!a || a->kind != DFX_ATTR_SHAPE || a->v.shape.rank < 0) return DFX_OK;
+  if (a->v.shape.rank > DFX_MAX_DIMS)
+    return dfx__status_set(st, DFX_EINVAL, "attr shape has rank %d (at most %d supported)", a->v.shape.rank,
+                           DFX_MAX_DIMS);
+  for (int d = 0; d < a->v.shape.rank; d++)
+    if (a->v.shape.dims[d] < -1)
+      return dfx__status_set(st, DFX_EINVAL, "attr shape has dim %d = %lld", d, (long long)a->v.shape.dims[d]);
+  *state = (void *)&a->v.shape; /* the node outlives its kernel state */
+  return DFX_OK;
+}
+
 static dfx_code k_addn(dfx_kctx *ctx) {
   int n = ctx->n_in;
   if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "AddN needs at least one input");
@@ -173,6 +197,12 @@ static dfx_code k_addn(dfx_kctx *ctx) {
                             "input %d: %s",
                             ctx->node->name, ctx->node->op, DFX_SHAPE_STR(x0, b1), k, DFX_SHAPE_STR(ctx->in[k], b2));
     }
+  }
+  const dfx_shape *want = ctx->state; /* AccumulateNV2's shape attr, when it is known */
+  if (want && !shape_matches(want, x0)) {
+    char b1[128], b2[128];
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "AccumulateNV2: inputs have shape %s but attr shape is %s",
+                          DFX_SHAPE_STR(x0, b1), dfx__shape_str(want->rank, want->dims, b2, sizeof b2));
   }
   if (n == 1) {
     dfx__kctx_forward(ctx, 0, 0);
@@ -323,7 +353,7 @@ static const dfx_kernel_def kernels[] = {
     {"Select", T_ANY_DATA, k_select, DFX_KERNEL_CHEAP, NULL, NULL},
     {"SelectV2", T_ANY_DATA, k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
     {"AddN", T_ADDN, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AccumulateNV2", T_ADDN, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AccumulateNV2", T_ADDN, k_addn, DFX_KERNEL_CHEAP, accumulate_init, NULL},
     {"ClipByValue", "T: {" EW_TY_FSU "}", k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ZerosLike", T_ANY_DATA, k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
     {"OnesLike", "T: {" EW_TY_FSU ", bool, complex64, complex128}", k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},

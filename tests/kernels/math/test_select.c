@@ -118,6 +118,42 @@ Test(addn, shape_mismatch) {
   dfx__tensor_unref(in[1]);
 }
 
+/* AccumulateNV2's shape attr must agree with its inputs (-1 matches any
+ * size); a dim below -1 is refused when the node is planned. */
+Test(addn, accumulate_shape_attr) {
+  int64_t d[2] = {2, 2};
+  dfx_tensor *in[2] = {mt_tensor(DFX_F32, 2, d, NULL), mt_tensor(DFX_F32, 2, d, NULL)};
+  static const struct {
+    int rank;
+    int64_t dims[2];
+    dfx_code want;
+    const char *msg;
+  } cases[] = {
+      {-1, {0}, DFX_OK, NULL},
+      {2, {2, 2}, DFX_OK, NULL},
+      {2, {-1, 2}, DFX_OK, NULL},
+      {2, {3, 2}, DFX_EINVAL, "inputs have shape [2,2] but attr shape is [3,2]"},
+      {1, {4}, DFX_EINVAL, "inputs have shape [2,2] but attr shape is [4]"},
+      {2, {2, -5}, DFX_EINVAL, "attr shape has dim 1 = -5"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    dfx_node *n = kh_node_new("AccumulateNV2");
+    kh_attr_type(n, "T", DFX_F32);
+    kh_attr_int(n, "N", 2);
+    kh_attr_shape(n, "shape", cases[k].rank, cases[k].dims);
+    dfx_tensor *outs[1] = {0};
+    int nout;
+    char err[256];
+    dfx_code c = kh_run(n, in, 2, outs, &nout, err, sizeof err);
+    cr_expect_eq(c, cases[k].want, "case %zu: %s", k, err);
+    if (cases[k].msg) cr_expect(strstr(err, cases[k].msg), "case %zu: %s", k, err);
+    dfx__tensor_unref(outs[0]);
+    kh_node_free(n);
+  }
+  dfx__tensor_unref(in[0]);
+  dfx__tensor_unref(in[1]);
+}
+
 Test(clip, scalar_and_tensor_bounds) {
   int64_t d[1] = {5};
   const double x[] = {-3, 0.5, 2, 9, NAN}, lo[] = {0}, hi[] = {1};
