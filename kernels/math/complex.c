@@ -9,18 +9,18 @@
 enum part { REAL, IMAG, ANGLE, ABS, CONJ };
 
 /* o[i] = part of x[i] for i in [lo, hi). */
-#define PART_LOOP(CT, RT, HYPOT, ATAN2)                                                  \
-  do {                                                                                   \
-    const CT *restrict a = x->data;                                                      \
-    if (p == CONJ) {                                                                     \
-      CT *restrict b = o->data;                                                          \
-      for (int64_t i = lo; i < hi; i++) b[i] = (CT){a[i].re, -a[i].im};                  \
-    } else {                                                                             \
-      RT *restrict b = o->data;                                                          \
-      for (int64_t i = lo; i < hi; i++)                                                  \
-        b[i] = p == REAL ? a[i].re : p == IMAG ? a[i].im : p == ANGLE ? ATAN2(a[i].im, a[i].re) \
-                                                                      : HYPOT(a[i].re, a[i].im); \
-    }                                                                                    \
+#define PART_LOOP(CT, RT, HYPOT, ATAN2)                                                        \
+  do {                                                                                         \
+    const CT *restrict a = x->data;                                                            \
+    RT *restrict b = o->data;                                                                  \
+    CT *restrict bc = o->data;                                                                 \
+    switch (p) {                                                                               \
+      case REAL: for (int64_t i = lo; i < hi; i++) b[i] = a[i].re; break;                      \
+      case IMAG: for (int64_t i = lo; i < hi; i++) b[i] = a[i].im; break;                      \
+      case ANGLE: for (int64_t i = lo; i < hi; i++) b[i] = ATAN2(a[i].im, a[i].re); break;     \
+      case ABS: for (int64_t i = lo; i < hi; i++) b[i] = HYPOT(a[i].re, a[i].im); break;       \
+      case CONJ: for (int64_t i = lo; i < hi; i++) bc[i] = (CT){a[i].re, -a[i].im}; break;     \
+    }                                                                                          \
   } while (0)
 
 static dfx_code run_part(dfx_kctx *ctx, enum part p) {
