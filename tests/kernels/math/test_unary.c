@@ -1,5 +1,6 @@
 /* test_unary.c - unary math, activations and special functions against libm
- * references and hand-computed TensorFlow values. */
+ * references, complex formulas written out in real arithmetic, and
+ * hand-computed TensorFlow values. */
 #include "dtype.h"
 #include "mt.h"
 
