@@ -31,6 +31,7 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
   /* full[k][d]: operand k spans output dim d (rather than broadcasting). */
   bool full[3][DFX_MAX_DIMS];
   int64_t count = 1;
+  bool zero = false, overflow = false;
   for (int d = 0; d < nd; d++) {
     int64_t out = 1;
     for (int k = 0; k < n; k++) {
@@ -46,7 +47,22 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
       full[k][d] = dk == out;
     }
     b->dims[d] = out;
-    count *= out;
+    if (out == 0)
+      zero = true;
+    else if (__builtin_mul_overflow(count, out, &count))
+      overflow = true;
+  }
+  /* Empty operands may carry huge dims ([2^62, 1, 0] and [1, 2^62, 0]): the
+   * output has no elements, or more than an int64 counts, which allocating
+   * it rejects. Either way no loop runs, so skip the collapse, whose
+   * products could overflow. */
+  if (zero || overflow) {
+    b->count = 0;
+    b->kind = DFX_BC_GENERAL;
+    b->nd = 1;
+    b->cd[0] = 0;
+    for (int k = 0; k < 3; k++) b->s[k][0] = 0;
+    return true;
   }
   b->count = count;
   /* Fast-path kinds for two operands. */
@@ -90,6 +106,27 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
   if (n < 3)
     for (int d = 0; d < cn; d++) b->s[2][d] = 0;
   return true;
+}
+
+int64_t dfx__bcast_grain(const dfx_bcast *bc, int64_t want) {
+  const int64_t in = bc->cd[bc->nd - 1];
+  if (bc->kind != DFX_BC_GENERAL || in == 0) return want; /* in == 0: an empty output */
+  return in >= want ? in : want / in * in;
+}
+
+dfx_code dfx__ew_run_bin_chunked(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
+                                 const void *b, void *o, int *bad) {
+  const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
+  *bad = 0;
+  for (int64_t lo = 0; lo < n; lo += grain) {
+    if (lo > 0) {
+      dfx_code c = dfx__kctx_poll(ctx);
+      if (c != DFX_OK) return c;
+    }
+    if (fn(bc, lo, n - lo > grain ? lo + grain : n, t, a, b, o, bad) < 0) return dfx__ew_unsupported(ctx, t);
+    if (*bad) break;
+  }
+  return DFX_OK;
 }
 
 dfx_code dfx__bcast_fail(dfx_kctx *ctx, const dfx_tensor *x, const dfx_tensor *y) {

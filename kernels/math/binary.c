@@ -1,15 +1,15 @@
 /* binary.c - arithmetic binary ops with TF broadcasting (x: T, y: T -> z: T):
  * Add (also string concatenation), AddV2, Sub, Mul, the divisions and mods,
  * Maximum, Minimum, Pow, SquaredDifference, Atan2, DivNoNan, Xlogy, Xdivy.
- * Integers wrap on overflow; integer division by zero is an error as in TF. */
+ * Integers wrap on overflow; integer division by zero is an error as in TF.
+ * Complex is C99 complex arithmetic (Add, Sub, Mul, Div, RealDiv, DivNoNan,
+ * Xlogy, Xdivy, SquaredDifference). The rows declare the dtypes TF defines
+ * each op for, less those it has no kernel for (integer RealDiv). */
 #include <string.h>
 #include <tgmath.h>
 
 #include "alloc.h"
 #include "ew.h"
-
-#define NUM "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, uint32, uint64, complex64, complex128}"
-
 
 static const char DIV0[] = "Integer division by zero";
 
@@ -54,6 +54,7 @@ static inline uint64_t ipow(uint64_t base, uint64_t e) {
 #define POW_F(T) pow(x, y)
 #define SQD_I(T) EW_WMUL(T, EW_WSUB(T, x, y), EW_WSUB(T, x, y))
 #define SQD_F(T) ((x - y) * (x - y))
+#define SQD_C(T) ((x - y) * conj(x - y)) /* TF: |x - y|^2 as a complex */
 #define ATAN2_F(T) atan2(x, y)
 #define DIVNN_F(T) (y == 0 ? (T)0 : x / y)
 #define XLOGY_F(T) (x == 0 ? (T)0 : x * log(y))
@@ -70,10 +71,10 @@ static inline float floor_fmod_f(float x, float y) {
 }
 #define floor_fmod(x, y) _Generic((x), float: floor_fmod_f, default: floor_fmod_d)(x, y)
 
-EW_DEF_BIN(add_fn, EW_SI_CASES(SAME, ADD_I) EW_UI_CASES(SAME, ADD_I) EW_F_CASES(SAME, ADD_F))
-EW_DEF_BIN(sub_fn, EW_SI_CASES(SAME, SUB_I) EW_UI_CASES(SAME, SUB_I) EW_F_CASES(SAME, SUB_F))
-EW_DEF_BIN(mul_fn, EW_SI_CASES(SAME, MUL_I) EW_UI_CASES(SAME, MUL_I) EW_F_CASES(SAME, MUL_F))
-EW_DEF_BIN(div_fn, EW_SI_CASES(SAME, DIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, DIV_F))
+EW_DEF_BIN(add_fn, EW_SI_CASES(SAME, ADD_I) EW_UI_CASES(SAME, ADD_I) EW_F_CASES(SAME, ADD_F) EW_C_CASES(SAME, ADD_F))
+EW_DEF_BIN(sub_fn, EW_SI_CASES(SAME, SUB_I) EW_UI_CASES(SAME, SUB_I) EW_F_CASES(SAME, SUB_F) EW_C_CASES(SAME, SUB_F))
+EW_DEF_BIN(mul_fn, EW_SI_CASES(SAME, MUL_I) EW_UI_CASES(SAME, MUL_I) EW_F_CASES(SAME, MUL_F) EW_C_CASES(SAME, MUL_F))
+EW_DEF_BIN(div_fn, EW_SI_CASES(SAME, DIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, DIV_F) EW_C_CASES(SAME, DIV_F))
 EW_DEF_BIN(tdiv_fn, EW_SI_CASES(SAME, DIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, TDIV_F))
 EW_DEF_BIN(fdiv_fn, EW_SI_CASES(SAME, FDIV_S) EW_UI_CASES(SAME, DIV_U) EW_F_CASES(SAME, FDIV_F))
 EW_DEF_BIN(fmod_fn, EW_SI_CASES(SAME, FMOD_S) EW_UI_CASES(SAME, MOD_U) EW_F_CASES(SAME, FMOD_F))
@@ -81,13 +82,13 @@ EW_DEF_BIN(tmod_fn, EW_SI_CASES(SAME, TMOD_S) EW_UI_CASES(SAME, MOD_U) EW_F_CASE
 EW_DEF_BIN(max_fn, EW_SI_CASES(SAME, MAX_I) EW_UI_CASES(SAME, MAX_I) EW_F_CASES(SAME, MAX_F))
 EW_DEF_BIN(min_fn, EW_SI_CASES(SAME, MIN_I) EW_UI_CASES(SAME, MIN_I) EW_F_CASES(SAME, MIN_F))
 EW_DEF_BIN(pow_fn, EW_SI_CASES(SAME, POW_S) EW_UI_CASES(SAME, POW_U) EW_F_CASES(SAME, POW_F))
-EW_DEF_BIN(sqd_fn, EW_SI_CASES(SAME, SQD_I) EW_UI_CASES(SAME, SQD_I) EW_F_CASES(SAME, SQD_F))
+EW_DEF_BIN(sqd_fn, EW_SI_CASES(SAME, SQD_I) EW_UI_CASES(SAME, SQD_I) EW_F_CASES(SAME, SQD_F) EW_C_CASES(SAME, SQD_C))
 EW_DEF_BIN(atan2_fn, EW_F_CASES(SAME, ATAN2_F))
-EW_DEF_BIN(divnn_fn, EW_F_CASES(SAME, DIVNN_F))
-EW_DEF_BIN(xlogy_fn, EW_F_CASES(SAME, XLOGY_F))
-EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F))
+EW_DEF_BIN(divnn_fn, EW_F_CASES(SAME, DIVNN_F) EW_C_CASES(SAME, DIVNN_F))
+EW_DEF_BIN(xlogy_fn, EW_F_CASES(SAME, XLOGY_F) EW_C_CASES(SAME, XLOGY_F))
+EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F) EW_C_CASES(SAME, XDIVY_F))
 
-typedef int (*bin_fn)(const dfx_bcast *, dfx_dtype, const void *, const void *, void *, int *);
+typedef dfx_ew_bin_fn bin_fn;
 
 static dfx_code fail_clear(dfx_kctx *ctx, dfx_code c) {
   dfx__tensor_unref(ctx->out[0]);
@@ -95,11 +96,14 @@ static dfx_code fail_clear(dfx_kctx *ctx, dfx_code c) {
   return c;
 }
 
-/* String Add: elementwise concatenation with broadcasting. */
+/* String Add: elementwise concatenation with broadcasting. A malloc per
+ * element dwarfs a poll every 64 K elements. */
 static dfx_code add_strings(dfx_kctx *ctx, const dfx_bcast *bc, const dfx_str *pa, const dfx_str *pb,
                             dfx_str *po) {
   int bad = 0;
-  EW_LOOP2(bc, {
+  dfx_code stop = DFX_OK;
+  EW_LOOP2(bc, 0, bc->count, {
+    if (!bad && (io & 0xffff) == 0 && io && (stop = dfx__kctx_poll(ctx)) != DFX_OK) bad = 1;
     if (!bad) {
       size_t n = pa[ia].len + pb[ib].len;
       if (n) {
@@ -115,6 +119,7 @@ static dfx_code add_strings(dfx_kctx *ctx, const dfx_bcast *bc, const dfx_str *p
       }
     }
   });
+  if (stop != DFX_OK) return fail_clear(ctx, stop);
   if (bad) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory concatenating strings"));
   return DFX_OK;
 }
@@ -144,17 +149,22 @@ __attribute__((noinline)) static dfx_code bin_in_place(dfx_kctx *ctx, bin_fn fn,
   char *rd = reuse->data;
   int bad = 0;
   if (total <= per) { /* one chunk: no copy of the broadcast description */
-    int r = fn(bc, t, xd, yd, tmp, &bad);
+    int r = fn(bc, 0, total, t, xd, yd, tmp, &bad);
     dfx_code c = bin_status(ctx, r, bad, t);
     if (c == DFX_OK) memcpy(rd, tmp, (size_t)total * es);
     return c;
   }
   dfx_bcast chunk = *bc;
-  for (int64_t i = 0; i < total; i += per) {
+  for (int64_t i = 0, next_poll = EW_POLL_GRAIN; i < total; i += per) {
     chunk.count = total - i < per ? total - i : per;
     size_t off = (size_t)i * es;
-    int r = fn(&chunk, t, xd + off, yd + off, tmp, &bad);
+    int r = fn(&chunk, 0, chunk.count, t, xd + off, yd + off, tmp, &bad);
     dfx_code c = bin_status(ctx, r, bad, t);
+    if (c == DFX_OK && i >= next_poll) {
+      c = dfx__kctx_poll(ctx);
+      next_poll += EW_POLL_GRAIN;
+      if (c != DFX_OK) c = fail_clear(ctx, c);
+    }
     if (c != DFX_OK) return c;
     memcpy(rd + off, tmp, (size_t)chunk.count * es);
   }
@@ -178,7 +188,7 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
     if (reuse) {
       _Alignas(16) unsigned char res[16];
       int bad = 0;
-      int r = fn(bc, t, x->data, y->data, res, &bad);
+      int r = fn(bc, 0, 1, t, x->data, y->data, res, &bad);
       ctx->out[0] = reuse;
       if (r < 0 || bad) return bin_status(ctx, r, bad, t);
       switch (reuse->nbytes) { /* fixed sizes: inline moves, not a memcpy call */
@@ -199,12 +209,8 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   if (!o) return dfx_status_code(ctx->st);
   if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, bc, x->data, y->data, o->data);
   int bad = 0;
-  if (fn(bc, t, x->data, y->data, o->data, &bad) < 0) return fail_clear(ctx, dfx__ew_unsupported(ctx, t));
-  if (bad == 1) return fail_clear(ctx, dfx__kctx_fail(ctx, DFX_EINVAL, "%s", DIV0));
-  if (bad == 2)
-    return fail_clear(ctx,
-                      dfx__kctx_fail(ctx, DFX_EINVAL, "Integers to negative integer powers are not allowed"));
-  return DFX_OK;
+  dfx_code c = dfx__ew_run_bin(ctx, fn, bc, t, x->data, y->data, o->data, &bad);
+  return c != DFX_OK ? fail_clear(ctx, c) : bin_status(ctx, 0, bad, t);
 }
 
 #define KFN(name, fn) \
@@ -226,26 +232,30 @@ KFN(k_divnn, divnn_fn)
 KFN(k_xlogy, xlogy_fn)
 KFN(k_xdivy, xdivy_fn)
 
+#define T_F "T: {" EW_TY_F "}"
+#define T_FC "T: {" EW_TY_F ", " EW_TY_C "}"
+#define T_FSU "T: {" EW_TY_FSU "}"
+#define T_FSUC "T: {" EW_TY_FSU ", " EW_TY_C "}"
 static const dfx_kernel_def kernels[] = {
-    {"Add", NULL, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddV2", NULL, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sub", NULL, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mul", NULL, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Div", NULL, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RealDiv", NULL, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TruncateDiv", NULL, k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FloorDiv", NULL, k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"FloorMod", NULL, k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"TruncateMod", NULL, k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Mod", NULL, k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Maximum", NULL, k_max, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Minimum", NULL, k_min, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Pow", NULL, k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SquaredDifference", NULL, k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atan2", NULL, k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"DivNoNan", NULL, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xlogy", NULL, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Xdivy", NULL, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Add", "T: {" EW_TY_FS ", uint8, " EW_TY_C ", string}", k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddV2", T_FSUC, k_add, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sub", T_FSUC, k_sub, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mul", T_FSUC, k_mul, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Div", T_FSUC, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RealDiv", T_FC, k_div, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"TruncateDiv", T_FSU, k_tdiv, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FloorDiv", T_FSU, k_fdiv, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"FloorMod", T_FSU, k_fmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"TruncateMod", "T: {" EW_TY_F ", int32, int64}", k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Mod", "T: {" EW_TY_F ", int32, int64}", k_tmod, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Maximum", T_FSU, k_max, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Minimum", T_FSU, k_min, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Pow", "T: {" EW_TY_FS "}", k_pow, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SquaredDifference", "T: {" EW_TY_F ", int32, int64, " EW_TY_C "}", k_sqd, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atan2", T_F, k_atan2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"DivNoNan", T_FC, k_divnn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xlogy", T_FC, k_xlogy, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Xdivy", T_FC, k_xdivy, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_binary(dfx_registry *r);

@@ -2,16 +2,13 @@
  * Cast follows TF's CPU kernels on x86: C conversions, except float -> int
  * which behaves like cvttss2si (NaN and out-of-range give the "integer
  * indefinite" INT_MIN, narrow ints go through int32 and wrap); half types go
- * through float with round-to-nearest-even. */
+ * through float with round-to-nearest-even; complex -> real takes the real
+ * part and real -> complex a zero imaginary part (numpy's rules, as TF).
+ * Elements are dense; the output has the input's shape. */
 #include <math.h>
 #include <string.h>
 
 #include "ew.h"
-
-#define BITCAST_T \
-  "{bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, int8, int16, complex64, " \
-  "complex128, qint8, quint8, qint16, quint16, qint32}"
-
 
 /* x86 truncating conversions: out of range or NaN -> most negative value. */
 static inline int32_t cvt32(double x) {
@@ -29,6 +26,7 @@ static inline uint64_t cvtu64(double x) {
 #define LD_B(v) ((v) != 0)
 #define LD_H(v) dfx__f16_to_f32(v)
 #define LD_BF(v) dfx__bf16_to_f32(v)
+#define LD_RE(v) ((v).re) /* complex -> real keeps the real part, as numpy */
 
 /* Stores from an integer-kind value (I) or a floating value (F). */
 #define ST_I_I8(v) ((int8_t)(v))
@@ -44,6 +42,8 @@ static inline uint64_t cvtu64(double x) {
 #define ST_I_F16(v) dfx__f32_to_f16((float)(v))
 #define ST_I_BF16(v) dfx__f32_to_bf16((float)(v))
 #define ST_I_BOOL(v) ((uint8_t)((v) != 0))
+#define ST_I_C64(v) ((dfx_c64){(float)(v), 0})
+#define ST_I_C128(v) ((dfx_c128){(double)(v), 0})
 #define ST_F_I8(v) ((int8_t)cvt32(v))
 #define ST_F_I16(v) ((int16_t)cvt32(v))
 #define ST_F_I32(v) cvt32(v)
@@ -57,18 +57,20 @@ static inline uint64_t cvtu64(double x) {
 #define ST_F_F16(v) dfx__f32_to_f16((float)(v))
 #define ST_F_BF16(v) dfx__f32_to_bf16((float)(v))
 #define ST_F_BOOL(v) ((uint8_t)((v) != 0))
+#define ST_F_C64(v) ((dfx_c64){(float)(v), 0})
+#define ST_F_C128(v) ((dfx_c128){(double)(v), 0})
 
 #define SRCS(X, DN)                                                                                           \
   X(DN, DFX_I8, int8_t, LD_ID, I) X(DN, DFX_I16, int16_t, LD_ID, I) X(DN, DFX_I32, int32_t, LD_ID, I)        \
   X(DN, DFX_I64, int64_t, LD_ID, I) X(DN, DFX_U8, uint8_t, LD_ID, I) X(DN, DFX_U16, uint16_t, LD_ID, I)      \
   X(DN, DFX_U32, uint32_t, LD_ID, I) X(DN, DFX_U64, uint64_t, LD_ID, I) X(DN, DFX_BOOL, uint8_t, LD_B, I)    \
   X(DN, DFX_F32, float, LD_ID, F) X(DN, DFX_F64, double, LD_ID, F) X(DN, DFX_F16, uint16_t, LD_H, F)         \
-  X(DN, DFX_BF16, uint16_t, LD_BF, F)
+  X(DN, DFX_BF16, uint16_t, LD_BF, F) X(DN, DFX_C64, dfx_c64, LD_RE, F) X(DN, DFX_C128, dfx_c128, LD_RE, F)
 #define DSTS(X)                                                                                             \
   X(DFX_I8, int8_t, I8) X(DFX_I16, int16_t, I16) X(DFX_I32, int32_t, I32) X(DFX_I64, int64_t, I64)          \
   X(DFX_U8, uint8_t, U8) X(DFX_U16, uint16_t, U16) X(DFX_U32, uint32_t, U32) X(DFX_U64, uint64_t, U64)      \
   X(DFX_F32, float, F32) X(DFX_F64, double, F64) X(DFX_F16, uint16_t, F16) X(DFX_BF16, uint16_t, BF16)     \
-  X(DFX_BOOL, uint8_t, BOOL)
+  X(DFX_BOOL, uint8_t, BOOL) X(DFX_C64, dfx_c64, C64) X(DFX_C128, dfx_c128, C128)
 
 #define SRC_CASE(DN, SDT, SC, LD, K)                                       \
   case SDT: {                                                              \
@@ -86,7 +88,18 @@ static inline uint64_t cvtu64(double x) {
     }                           \
   }
 
+/* Converts n elements; complex -> complex keeps both parts. */
 static int cast_loop(dfx_dtype st, dfx_dtype dt, const void *src, void *dst, int64_t n) {
+  if (st == DFX_C64 && dt == DFX_C128) {
+    for (int64_t i = 0; i < n; i++)
+      ((dfx_c128 *)dst)[i] = (dfx_c128){((const dfx_c64 *)src)[i].re, ((const dfx_c64 *)src)[i].im};
+    return 0;
+  }
+  if (st == DFX_C128 && dt == DFX_C64) {
+    for (int64_t i = 0; i < n; i++)
+      ((dfx_c64 *)dst)[i] = (dfx_c64){(float)((const dfx_c128 *)src)[i].re, (float)((const dfx_c128 *)src)[i].im};
+    return 0;
+  }
   switch (dt) {
     DSTS(DST_CASE)
     default:
@@ -94,46 +107,47 @@ static int cast_loop(dfx_dtype st, dfx_dtype dt, const void *src, void *dst, int
   }
 }
 
-static int mant_bits(dfx_dtype t) {
-  switch (t) {
-    case DFX_F64: return 52;
-    case DFX_F32: return 23;
-    case DFX_F16: return 10;
-    case DFX_BF16: return 7;
-    default: return -1;
+/* Truncate=true clears the source mantissa bits the destination cannot
+ * hold, then converts: for exactly the (destination, source) pairs TF's CPU
+ * kernel truncates (its CAST_FUNCTORS list; 32- and 64-bit sources only).
+ * Returns the bits to clear in each float of the source, or 0. */
+static int trunc_bits(dfx_dtype st, dfx_dtype dt) {
+  const bool s64 = st == DFX_F64 || st == DFX_C128, s32 = st == DFX_F32 || st == DFX_C64;
+  switch (dt) {
+    case DFX_F32: return s64 ? 53 - 24 : 0;
+    case DFX_C64: return s64 ? 53 - 24 : 0;
+    case DFX_F16: return s64 ? 53 - 11 : s32 ? 24 - 11 : 0;
+    case DFX_BF16: return st == DFX_F32 ? 24 - 8 : 0;
+    default: return 0;
   }
 }
 
-/* Truncate=true: clear the source mantissa bits the destination cannot hold,
- * then convert (which is then exact for normal numbers). */
-static void cast_truncating(dfx_dtype st, dfx_dtype dt, const void *src, void *dst, int64_t n) {
-  int drop = (st == DFX_F64 ? 52 : 23) - mant_bits(dt); /* bits below dt's mantissa in the wide form */
-  for (int64_t i = 0; i < n; i++) {
-    double v;
-    if (st == DFX_F64) {
-      double x = ((const double *)src)[i];
-      if (!isnan(x)) {
+/* Cast with truncation: the source goes through a stack buffer, chunk by
+ * chunk, where its low bits are cleared (NaNs left alone, as TF). */
+static void cast_truncating(dfx_dtype st, dfx_dtype dt, int bits, const void *src, void *dst, int64_t n) {
+  _Alignas(16) unsigned char buf[4096];
+  const size_t es = dfx__dtype_storage(st), ds = dfx__dtype_storage(dt);
+  const bool wide = st == DFX_F64 || st == DFX_C128; /* 64-bit floats */
+  const int64_t per = (int64_t)(sizeof buf / es), nf = (int64_t)(es / (wide ? 8 : 4));
+  for (int64_t i = 0; i < n; i += per) {
+    const int64_t k = n - i < per ? n - i : per;
+    memcpy(buf, (const char *)src + (size_t)i * es, (size_t)k * es);
+    for (int64_t j = 0; j < k * nf; j++) {
+      if (wide) {
+        double *v = (double *)buf + j;
         uint64_t b;
-        memcpy(&b, &x, 8);
-        b &= ~((UINT64_C(1) << drop) - 1);
-        memcpy(&x, &b, 8);
-      }
-      v = x;
-    } else {
-      float x = st == DFX_F32 ? ((const float *)src)[i] : dfx__f16_to_f32(((const uint16_t *)src)[i]);
-      if (!isnan(x)) {
+        memcpy(&b, v, 8);
+        b &= ~((UINT64_C(1) << bits) - 1);
+        if (!isnan(*v)) memcpy(v, &b, 8);
+      } else {
+        float *v = (float *)buf + j;
         uint32_t b;
-        memcpy(&b, &x, 4);
-        b &= ~((UINT32_C(1) << drop) - 1);
-        memcpy(&x, &b, 4);
+        memcpy(&b, v, 4);
+        b &= ~((UINT32_C(1) << bits) - 1);
+        if (!isnan(*v)) memcpy(v, &b, 4);
       }
-      v = x;
     }
-    switch (dt) {
-      case DFX_F32: ((float *)dst)[i] = (float)v; break;
-      case DFX_F16: ((uint16_t *)dst)[i] = dfx__f32_to_f16((float)v); break;
-      default: ((uint16_t *)dst)[i] = dfx__f32_to_bf16((float)v); break;
-    }
+    cast_loop(st, dt, buf, (char *)dst + (size_t)i * ds, k);
   }
 }
 
@@ -151,18 +165,25 @@ static dfx_code k_cast(dfx_kctx *ctx) {
     dfx__kctx_forward(ctx, 0, 0);
     return DFX_OK;
   }
-  bool trunc = ctx->state && mant_bits(st) > mant_bits(dt) && mant_bits(dt) > 0 && dt != DFX_F64;
+  const int bits = ctx->state ? trunc_bits(st, dt) : 0;
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, dt, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
-  if (trunc) {
-    cast_truncating(st, dt, x->data, o->data, x->count);
-    return DFX_OK;
-  }
-  if (cast_loop(st, dt, x->data, o->data, x->count) < 0) {
-    dfx__tensor_unref(ctx->out[0]);
-    ctx->out[0] = NULL;
-    return dfx__kctx_fail(ctx, DFX_EUNIMPL, "Cast %s to %s is not supported", dfx__dtype_tf_name(st),
-                          dfx__dtype_tf_name(dt));
+  const size_t ses = dfx__dtype_storage(st), des = dfx__dtype_storage(dt);
+  for (int64_t i = 0; i < x->count; i += EW_POLL_GRAIN) {
+    const int64_t n = x->count - i < EW_POLL_GRAIN ? x->count - i : EW_POLL_GRAIN;
+    const void *src = (const char *)x->data + (size_t)i * ses;
+    void *dst = (char *)o->data + (size_t)i * des;
+    dfx_code c = i > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c == DFX_OK && bits)
+      cast_truncating(st, dt, bits, src, dst, n);
+    else if (c == DFX_OK && cast_loop(st, dt, src, dst, n) < 0)
+      c = dfx__kctx_fail(ctx, DFX_EUNIMPL, "Cast %s to %s is not supported", dfx__dtype_tf_name(st),
+                         dfx__dtype_tf_name(dt));
+    if (c != DFX_OK) {
+      dfx__tensor_unref(ctx->out[0]);
+      ctx->out[0] = NULL;
+      return c;
+    }
   }
   return DFX_OK;
 }
@@ -172,10 +193,7 @@ static dfx_code k_bitcast(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype st = (dfx_dtype)x->dtype;
   dfx_dtype dt = ctx->node->out_types ? ctx->node->out_types[0] : dfx__attr_type(ctx->node, "type", st);
-  size_t is = dfx__dtype_storage(st), os = dfx__dtype_storage(dt);
-  if (st == DFX_STRING || dt == DFX_STRING || st == DFX_BOOL || dt == DFX_BOOL || !is || !os)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Cannot bitcast from %s to %s", dfx__dtype_tf_name(st),
-                          dfx__dtype_tf_name(dt));
+  size_t is = dfx__dtype_storage(st), os = dfx__dtype_storage(dt); /* declared: fixed, powers of two */
   int64_t dims[DFX_MAX_DIMS];
   int nd = x->ndims;
   memcpy(dims, x->dims, sizeof(int64_t) * (size_t)nd);
@@ -197,10 +215,23 @@ static dfx_code k_bitcast(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+/* Cast: the SRCS x DSTS loops above (no string or quantized types), in
+ * three rows that differ in DstT or SrcT: real to real, anything to
+ * complex, complex to real. The registry names the attr the last row
+ * refused, so that row checks DstT first: a bad DstT is then named. */
+#define CAST_REAL "{" EW_TY_FSU ", bool}"
+#define CAST_C "{" EW_TY_C "}"
+#define CAST_ALL "{" EW_TY_FSU ", bool, " EW_TY_C "}"
+/* Bitcast copies bytes: every fixed-size type TensorFlow allows. */
+#define BITCAST_TYPES "{" EW_TY_FSU ", complex64, complex128, qint8, quint8, qint16, quint16, qint32}"
 static const dfx_kernel_def kernels[] = {
-    {"Cast", NULL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"_HostCast", NULL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
-    {"Bitcast", NULL, k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cast", "SrcT: " CAST_REAL "; DstT: " CAST_REAL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"Cast", "SrcT: " CAST_ALL "; DstT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"Cast", "DstT: " CAST_REAL "; SrcT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"_HostCast", "SrcT: " CAST_REAL "; DstT: " CAST_REAL, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"_HostCast", "SrcT: " CAST_ALL "; DstT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"_HostCast", "DstT: " CAST_REAL "; SrcT: " CAST_C, k_cast, DFX_KERNEL_CHEAP, cast_init, NULL},
+    {"Bitcast", "T: " BITCAST_TYPES "; type: " BITCAST_TYPES, k_bitcast, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_cast(dfx_registry *r);

@@ -6,13 +6,6 @@
 
 #include "ew.h"
 
-#define REAL "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
-#define EQT \
-  "{bfloat16, half, float, double, uint8, int8, int16, int32, int64, uint16, uint32, uint64, complex64, " \
-  "quint8, qint8, qint32, string, bool, complex128}"
-#define BITS "{int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
-
-
 #define LT(T) (x < y)
 #define LE(T) (x <= y)
 #define GT(T) (x > y)
@@ -42,10 +35,10 @@ EW_DEF_BIN(ge_fn, EW_SI_CASES(BOOL, GE) EW_UI_CASES(BOOL, GE) EW_F_CASES(BOOL, G
 #define LOR(T) (x || y)
 EW_DEF_BIN(eq_fn, EW_SI_CASES(BOOL, EQ) EW_UI_CASES(BOOL, EQ) EW_F_CASES(BOOL, EQ) BOOL_CASE(BOOL, BEQ)
                       EW_BCASE(DFX_QI8, int8_t, BOOL, EQ) EW_BCASE(DFX_QU8, uint8_t, BOOL, EQ)
-                          EW_BCASE(DFX_QI32, int32_t, BOOL, EQ))
+                          EW_BCASE(DFX_QI32, int32_t, BOOL, EQ) EW_C_CASES(BOOL, EQ))
 EW_DEF_BIN(ne_fn, EW_SI_CASES(BOOL, NE) EW_UI_CASES(BOOL, NE) EW_F_CASES(BOOL, NE) BOOL_CASE(BOOL, BNE)
                       EW_BCASE(DFX_QI8, int8_t, BOOL, NE) EW_BCASE(DFX_QU8, uint8_t, BOOL, NE)
-                          EW_BCASE(DFX_QI32, int32_t, BOOL, NE))
+                          EW_BCASE(DFX_QI32, int32_t, BOOL, NE) EW_C_CASES(BOOL, NE))
 EW_DEF_BIN(and_fn, BOOL_CASE(BOOL, LAND))
 EW_DEF_BIN(or_fn, BOOL_CASE(BOOL, LOR))
 EW_DEF_BIN(band_fn, EW_SI_CASES(SAME, BAND) EW_UI_CASES(SAME, BAND))
@@ -54,10 +47,11 @@ EW_DEF_BIN(bxor_fn, EW_SI_CASES(SAME, BXOR) EW_UI_CASES(SAME, BXOR))
 EW_DEF_BIN(lsh_fn, EW_SI_CASES(SAME, LSH_S) EW_UI_CASES(SAME, LSH_U))
 EW_DEF_BIN(rsh_fn, EW_SI_CASES(SAME, RSH_S) EW_UI_CASES(SAME, RSH_U))
 
-typedef int (*bin_fn)(const dfx_bcast *, dfx_dtype, const void *, const void *, void *, int *);
+typedef dfx_ew_bin_fn bin_fn;
 
-static void str_eq(const dfx_bcast *bc, const dfx_str *pa, const dfx_str *pb, uint8_t *po, bool eq) {
-  EW_LOOP2(bc, {
+static void str_eq(const dfx_bcast *bc, int64_t lo, int64_t hi, const dfx_str *pa, const dfx_str *pb, uint8_t *po,
+                   bool eq) {
+  EW_LOOP2(bc, lo, hi, {
     bool same = pa[ia].len == pb[ib].len && (pa[ia].len == 0 || memcmp(pa[ia].ptr, pb[ib].ptr, pa[ia].len) == 0);
     po[io] = same == eq;
   });
@@ -82,17 +76,22 @@ static dfx_code run_cmp(dfx_kctx *ctx, bin_fn fn, bool out_bool, int eq) {
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
+  dfx_code c = DFX_OK;
   if (t == DFX_STRING && eq >= 0) {
-    str_eq(bc, x->data, y->data, o->data, eq == 1);
-    return DFX_OK;
+    const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
+    for (int64_t lo = 0; lo < n && c == DFX_OK; lo += grain) {
+      str_eq(bc, lo, n - lo > grain ? lo + grain : n, x->data, y->data, o->data, eq == 1);
+      if (n - lo > grain) c = dfx__kctx_poll(ctx);
+    }
+  } else {
+    int bad;
+    c = dfx__ew_run_bin(ctx, fn, bc, t, x->data, y->data, o->data, &bad);
   }
-  int bad = 0;
-  if (fn(bc, t, x->data, y->data, o->data, &bad) < 0) {
+  if (c != DFX_OK) {
     dfx__tensor_unref(ctx->out[0]);
     ctx->out[0] = NULL;
-    return dfx__ew_unsupported(ctx, t);
   }
-  return DFX_OK;
+  return c;
 }
 
 static dfx_code eq_init(const dfx_node *n, void **state, dfx_status *st) {
@@ -116,54 +115,58 @@ KFN(k_bxor, bxor_fn, false, -1)
 KFN(k_lsh, lsh_fn, false, -1)
 KFN(k_rsh, rsh_fn, false, -1)
 
-static dfx_code k_not(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0];
-  if (x->dtype != DFX_BOOL) return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, DFX_BOOL, x->ndims, x->dims);
-  if (!o) return dfx_status_code(ctx->st);
-  const uint8_t *restrict a = x->data;
-  uint8_t *restrict b = o->data;
-  for (int64_t i = 0; i < x->count; i++) b[i] = !a[i];
-  return DFX_OK;
-}
-
-static dfx_code k_invert(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0];
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
-  if (!o) return dfx_status_code(ctx->st);
-  switch ((dfx_dtype)x->dtype) {
-#define C(DT, T)                                           \
-  case DT: {                                               \
-    const T *restrict a = x->data;                         \
-    T *restrict b = o->data;                               \
-    for (int64_t i = 0; i < x->count; i++) b[i] = (T)~a[i]; \
-    return DFX_OK;                                         \
+/* y[i] = !x[i] (LogicalNot, bool) or ~x[i] (Invert, integers), i in [lo, hi). */
+static void not_range(dfx_dtype t, const void *x, void *y, int64_t lo, int64_t hi) {
+  switch (t) {
+#define C(DT, T)                                              \
+  case DT: {                                                  \
+    const T *restrict a = x;                                  \
+    T *restrict b = y;                                        \
+    for (int64_t i = lo; i < hi; i++) b[i] = (T)~a[i];        \
+    return;                                                   \
   }
     DFX_INT_TYPES(C)
 #undef C
-    default:
-      dfx__tensor_unref(ctx->out[0]);
-      ctx->out[0] = NULL;
-      return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
+    default: { /* bool */
+      const uint8_t *restrict a = x;
+      uint8_t *restrict b = y;
+      for (int64_t i = lo; i < hi; i++) b[i] = !a[i];
+    }
   }
 }
 
+static dfx_code k_not(dfx_kctx *ctx) {
+  const dfx_tensor *x = ctx->in[0];
+  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
+  if (!o) return dfx_status_code(ctx->st);
+  for (int64_t lo = 0; lo < x->count; lo += EW_POLL_GRAIN) {
+    dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return c;
+    not_range((dfx_dtype)x->dtype, x->data, o->data, lo, x->count - lo > EW_POLL_GRAIN ? lo + EW_POLL_GRAIN : x->count);
+  }
+  return DFX_OK;
+}
+
+#define T_FSU "T: {" EW_TY_FSU "}"
+#define T_EQ "T: {" EW_TY_FSU ", " EW_TY_C ", bool, string, qint8, quint8, qint32}"
+#define T_BITS "T: {" EW_TY_SI ", " EW_TY_UI "}"
+/* The logical ops have no type attr: their signature fixes bool. */
 static const dfx_kernel_def kernels[] = {
-    {"Less", NULL, k_lt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LessEqual", NULL, k_le, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Greater", NULL, k_gt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"GreaterEqual", NULL, k_ge, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Equal", NULL, k_eq, DFX_KERNEL_CHEAP, eq_init, NULL},
-    {"NotEqual", NULL, k_ne, DFX_KERNEL_CHEAP, eq_init, NULL},
+    {"Less", T_FSU, k_lt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LessEqual", T_FSU, k_le, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Greater", T_FSU, k_gt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"GreaterEqual", T_FSU, k_ge, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Equal", T_EQ, k_eq, DFX_KERNEL_CHEAP, eq_init, NULL},
+    {"NotEqual", T_EQ, k_ne, DFX_KERNEL_CHEAP, eq_init, NULL},
     {"LogicalAnd", NULL, k_and, DFX_KERNEL_CHEAP, NULL, NULL},
     {"LogicalOr", NULL, k_or, DFX_KERNEL_CHEAP, NULL, NULL},
     {"LogicalNot", NULL, k_not, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseAnd", NULL, k_band, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseOr", NULL, k_bor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"BitwiseXor", NULL, k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LeftShift", NULL, k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"RightShift", NULL, k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Invert", NULL, k_invert, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseAnd", T_BITS, k_band, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseOr", T_BITS, k_bor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"BitwiseXor", T_BITS, k_bxor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LeftShift", T_BITS, k_lsh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"RightShift", T_BITS, k_rsh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Invert", T_BITS, k_not, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_compare(dfx_registry *r);

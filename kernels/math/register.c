@@ -7,6 +7,7 @@ void dfx__kernels_math_unary(dfx_registry *r);
 void dfx__kernels_math_special(dfx_registry *r);
 void dfx__kernels_math_cast(dfx_registry *r);
 void dfx__kernels_math_select(dfx_registry *r);
+void dfx__kernels_math_complex(dfx_registry *r);
 
 void dfx__kernels_math(dfx_registry *r);
 void dfx__kernels_math(dfx_registry *r) {
@@ -16,4 +17,5 @@ void dfx__kernels_math(dfx_registry *r) {
   dfx__kernels_math_special(r);
   dfx__kernels_math_cast(r);
   dfx__kernels_math_select(r);
+  dfx__kernels_math_complex(r);
 }

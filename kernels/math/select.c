@@ -8,11 +8,6 @@
 #include "alloc.h"
 #include "ew.h"
 
-#define NUMT \
-  "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, uint32, uint64, complex64, " \
-  "complex128, qint8, quint8, qint32}"
-
-
 static dfx_code fail_out(dfx_kctx *ctx, dfx_code c) {
   dfx__tensor_unref(ctx->out[0]);
   ctx->out[0] = NULL;
@@ -32,36 +27,47 @@ static bool copy_str(dfx_str *d, const dfx_str *s) {
 
 /* ---- Select / SelectV2 ---- */
 
-/* o[io] = c[ic] ? t[it] : e[ie], with 3-operand broadcast bc (operands c, t, e). */
-static dfx_code select_bcast(dfx_kctx *ctx, const dfx_bcast *bc, const uint8_t *c, const dfx_tensor *t,
-                             const dfx_tensor *e, dfx_tensor *o) {
-  size_t es = dfx__dtype_storage((dfx_dtype)t->dtype);
+/* o[io] = c[ia] ? t[ib] : e[ic] for io in [lo, hi), with the 3-operand
+ * broadcast bc (operands c, t, e). False when out of memory for strings. */
+static bool select_range(const dfx_bcast *bc, int64_t lo, int64_t hi, const uint8_t *c, const dfx_tensor *t,
+                         const dfx_tensor *e, dfx_tensor *o) {
   if (t->dtype == DFX_STRING) {
     const dfx_str *pt = t->data, *pe = e->data;
     dfx_str *po = o->data;
     bool ok = true;
-    EW_LOOP3(bc, {
+    EW_LOOP3(bc, lo, hi, {
       if (ok) ok = copy_str(&po[io], c[ia] ? &pt[ib] : &pe[ic]);
     });
-    return ok ? DFX_OK : fail_out(ctx, dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory copying strings"));
+    return ok;
   }
-#define SEL(T)                                          \
-  {                                                     \
-    const T *restrict pt = t->data, *restrict pe = e->data; \
-    T *restrict po = o->data;                           \
-    EW_LOOP3(bc, po[io] = c[ia] ? pt[ib] : pe[ic]);     \
-    return DFX_OK;                                      \
+#define SEL(T)                                                \
+  {                                                           \
+    const T *restrict pt = t->data, *restrict pe = e->data;   \
+    T *restrict po = o->data;                                 \
+    EW_LOOP3(bc, lo, hi, po[io] = c[ia] ? pt[ib] : pe[ic]);   \
+    return true;                                              \
   }
-  switch (es) {
+  /* Declared dtypes have a fixed size of 1 to 16 bytes, or are strings. */
+  switch (dfx__dtype_storage((dfx_dtype)t->dtype)) {
     case 1: SEL(uint8_t)
     case 2: SEL(uint16_t)
     case 4: SEL(uint32_t)
     case 8: SEL(uint64_t)
-    case 16: SEL(dfx_c128)
-    default:
-      return fail_out(ctx, dfx__ew_unsupported(ctx, (dfx_dtype)t->dtype));
+    default: SEL(dfx_c128)
   }
 #undef SEL
+}
+
+static dfx_code select_bcast(dfx_kctx *ctx, const dfx_bcast *bc, const uint8_t *c, const dfx_tensor *t,
+                             const dfx_tensor *e, dfx_tensor *o) {
+  const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
+  for (int64_t lo = 0; lo < n; lo += grain) {
+    dfx_code code = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (code != DFX_OK) return fail_out(ctx, code);
+    if (!select_range(bc, lo, n - lo > grain ? lo + grain : n, c, t, e, o))
+      return fail_out(ctx, dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory copying strings"));
+  }
+  return DFX_OK;
 }
 
 static dfx_code select_common(dfx_kctx *ctx, bool v2) {
@@ -121,6 +127,63 @@ static dfx_code k_select_v2(dfx_kctx *ctx) { return select_common(ctx, true); }
 
 /* ---- AddN / AccumulateNV2 ---- */
 
+/* o[i] = in[0][i] + in[1][i] + ... left to right, for i in [lo, hi). */
+static void addn_range(dfx_dtype t, void *o, const dfx_tensor *const *in, int n, int64_t lo, int64_t hi) {
+  switch (t) {
+#define C(DT, T, ADD)                                                       \
+  case DT: {                                                                \
+    T *restrict po = o;                                                     \
+    const T *restrict p0 = in[0]->data;                                     \
+    for (int64_t i = lo; i < hi; i++) po[i] = p0[i];                        \
+    for (int k = 1; k < n; k++) {                                           \
+      const T *restrict pk = in[k]->data;                                   \
+      for (int64_t i = lo; i < hi; i++) po[i] = ADD(T, po[i], pk[i]);       \
+    }                                                                       \
+    return;                                                                 \
+  }
+#define IADD(T, a, b) EW_WADD(T, a, b)
+#define FADD(T, a, b) ((a) + (b))
+#define HADD(T, a, b) dfx__f32_to_f16(dfx__f16_to_f32(a) + dfx__f16_to_f32(b))
+#define BADD(T, a, b) dfx__f32_to_bf16(dfx__bf16_to_f32(a) + dfx__bf16_to_f32(b))
+#define CADD(T, a, b) ((T){(a).re + (b).re, (a).im + (b).im})
+#define CI(DT, T) C(DT, T, IADD)
+    DFX_INT_TYPES(CI)
+    C(DFX_F32, float, FADD)
+    C(DFX_F64, double, FADD)
+    C(DFX_F16, uint16_t, HADD)
+    C(DFX_BF16, uint16_t, BADD)
+    C(DFX_C64, dfx_c64, CADD)
+    C(DFX_C128, dfx_c128, CADD)
+#undef CI
+#undef C
+    default: return; /* not declared */
+  }
+}
+
+/* Whether a tensor of x's shape has shape s (dims of -1 match any size). */
+static bool shape_matches(const dfx_shape *s, const dfx_tensor *x) {
+  if (s->rank != x->ndims) return false;
+  for (int d = 0; d < s->rank; d++)
+    if (s->dims[d] != -1 && s->dims[d] != x->dims[d]) return false;
+  return true;
+}
+
+/* AccumulateNV2: checks its shape attr once; the state is that shape when
+ * its rank is known (TF's shape function merges it with the inputs'). */
+static dfx_code accumulate_init(const dfx_node *n, void **state, dfx_status *st) {
+  const dfx_attr *a = dfx__node_attr(n, "shape");
+  *state = NULL;
+  if (!a || a->kind != DFX_ATTR_SHAPE || a->v.shape.rank < 0) return DFX_OK;
+  if (a->v.shape.rank > DFX_MAX_DIMS)
+    return dfx__status_set(st, DFX_EINVAL, "attr shape has rank %d (at most %d supported)", a->v.shape.rank,
+                           DFX_MAX_DIMS);
+  for (int d = 0; d < a->v.shape.rank; d++)
+    if (a->v.shape.dims[d] < -1)
+      return dfx__status_set(st, DFX_EINVAL, "attr shape has dim %d = %lld", d, (long long)a->v.shape.dims[d]);
+  *state = (void *)&a->v.shape; /* the node outlives its kernel state */
+  return DFX_OK;
+}
+
 static dfx_code k_addn(dfx_kctx *ctx) {
   int n = ctx->n_in;
   if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "AddN needs at least one input");
@@ -135,93 +198,56 @@ static dfx_code k_addn(dfx_kctx *ctx) {
                             ctx->node->name, ctx->node->op, DFX_SHAPE_STR(x0, b1), k, DFX_SHAPE_STR(ctx->in[k], b2));
     }
   }
+  const dfx_shape *want = ctx->state; /* AccumulateNV2's shape attr, when it is known */
+  if (want && !shape_matches(want, x0)) {
+    char b1[128], b2[128];
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "AccumulateNV2: inputs have shape %s but attr shape is %s",
+                          DFX_SHAPE_STR(x0, b1), dfx__shape_str(want->rank, want->dims, b2, sizeof b2));
+  }
   if (n == 1) {
     dfx__kctx_forward(ctx, 0, 0);
     return DFX_OK;
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x0->dtype, x0->ndims, x0->dims);
   if (!o) return dfx_status_code(ctx->st);
-  const int64_t cnt = x0->count;
-  switch ((dfx_dtype)x0->dtype) {
-#define C(DT, T, ADD)                                                       \
-  case DT: {                                                                \
-    T *restrict po = o->data;                                               \
-    memcpy(po, x0->data, x0->nbytes);                                       \
-    for (int k = 1; k < n; k++) {                                           \
-      const T *restrict pk = ctx->in[k]->data;                              \
-      for (int64_t i = 0; i < cnt; i++) po[i] = ADD(T, po[i], pk[i]);       \
-    }                                                                       \
-    return DFX_OK;                                                          \
+  /* Chunks of about EW_POLL_GRAIN additions, with a poll between them. */
+  const int64_t cnt = x0->count, grain = EW_POLL_GRAIN / n > 0 ? EW_POLL_GRAIN / n : 1;
+  for (int64_t lo = 0; lo < cnt; lo += grain) {
+    dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return fail_out(ctx, c);
+    addn_range((dfx_dtype)x0->dtype, o->data, (const dfx_tensor *const *)ctx->in, n, lo,
+               cnt - lo > grain ? lo + grain : cnt);
   }
-#define IADD(T, a, b) EW_WADD(T, a, b)
-#define FADD(T, a, b) ((a) + (b))
-#define HADD(T, a, b) dfx__f32_to_f16(dfx__f16_to_f32(a) + dfx__f16_to_f32(b))
-#define BADD(T, a, b) dfx__f32_to_bf16(dfx__bf16_to_f32(a) + dfx__bf16_to_f32(b))
-#define CI(DT, T) C(DT, T, IADD)
-    DFX_INT_TYPES(CI)
-    C(DFX_QI8, int8_t, IADD)
-    C(DFX_QU8, uint8_t, IADD)
-    C(DFX_QI32, int32_t, IADD)
-    C(DFX_F32, float, FADD)
-    C(DFX_F64, double, FADD)
-    C(DFX_F16, uint16_t, HADD)
-    C(DFX_BF16, uint16_t, BADD)
-#undef CI
-#undef C
-    case DFX_C64:
-    case DFX_C128: {
-      bool c64 = x0->dtype == DFX_C64;
-      memcpy(o->data, x0->data, x0->nbytes);
-      for (int k = 1; k < n; k++)
-        for (int64_t i = 0; i < cnt * 2; i++) {
-          if (c64)
-            ((float *)o->data)[i] += ((const float *)ctx->in[k]->data)[i];
-          else
-            ((double *)o->data)[i] += ((const double *)ctx->in[k]->data)[i];
-        }
-      return DFX_OK;
-    }
-    default:
-      return fail_out(ctx, dfx__ew_unsupported(ctx, (dfx_dtype)x0->dtype));
-  }
+  return DFX_OK;
 }
 
 /* ---- ClipByValue ---- */
 
-static dfx_code k_clip(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0], *lo = ctx->in[1], *hi = ctx->in[2];
-  char b1[128], b2[128], b3[128];
-  if (lo->dtype != x->dtype || hi->dtype != x->dtype)
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "ClipByValue inputs must have the same dtype");
-  if ((lo->ndims != 0 && !dfx__tensor_same_shape(lo, x)) || (hi->ndims != 0 && !dfx__tensor_same_shape(hi, x)))
-    return dfx__kctx_fail(ctx, DFX_EINVAL,
-                          "clip_value_min and clip_value_max must be either scalars or have the same shape as t: "
-                          "t shape: %s clip_value_min shape: %s clip_value_max shape: %s",
-                          DFX_SHAPE_STR(x, b1), DFX_SHAPE_STR(lo, b2), DFX_SHAPE_STR(hi, b3));
-  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
-  if (!o) return dfx_status_code(ctx->st);
-  const int64_t n = x->count, sl = lo->ndims ? 1 : 0, sh = hi->ndims ? 1 : 0;
-  /* min with the upper bound first, then max with the lower bound (TF's order). */
+/* o[i] = x[i] clipped, for i in [i0, i1); the bounds are scalars or shaped
+ * like x. min with the upper bound first, then max with the lower
+ * bound (TF's order). */
+static void clip_range(const dfx_tensor *x, const dfx_tensor *mn, const dfx_tensor *mx, dfx_tensor *o, int64_t i0,
+                       int64_t i1) {
+  const int64_t sl = mn->ndims ? 1 : 0, sh = mx->ndims ? 1 : 0;
   switch ((dfx_dtype)x->dtype) {
 #define C(DT, T)                                                      \
   case DT: {                                                          \
-    const T *px = x->data, *pl = lo->data, *ph = hi->data;            \
+    const T *px = x->data, *pl = mn->data, *ph = mx->data;            \
     T *po = o->data;                                                  \
-    for (int64_t i = 0; i < n; i++) {                                 \
+    for (int64_t i = i0; i < i1; i++) {                               \
       T v = px[i], l = pl[i * sl], h = ph[i * sh];                    \
       v = h < v ? h : v;                                              \
       po[i] = v < l ? l : v;                                          \
     }                                                                 \
-    return DFX_OK;                                                    \
+    return;                                                           \
   }
     DFX_REAL_TYPES(C)
 #undef C
-    case DFX_F16:
-    case DFX_BF16: {
+    default: { /* half types */
       const bool h16 = x->dtype == DFX_F16;
-      const uint16_t *px = x->data, *pl = lo->data, *ph = hi->data;
+      const uint16_t *px = x->data, *pl = mn->data, *ph = mx->data;
       uint16_t *po = o->data;
-      for (int64_t i = 0; i < n; i++) {
+      for (int64_t i = i0; i < i1; i++) {
         float v = h16 ? dfx__f16_to_f32(px[i]) : dfx__bf16_to_f32(px[i]);
         float l = h16 ? dfx__f16_to_f32(pl[i * sl]) : dfx__bf16_to_f32(pl[i * sl]);
         float h = h16 ? dfx__f16_to_f32(ph[i * sh]) : dfx__bf16_to_f32(ph[i * sh]);
@@ -234,19 +260,34 @@ static dfx_code k_clip(dfx_kctx *ctx) {
         if (v < l) r = pl[i * sl];
         po[i] = r;
       }
-      return DFX_OK;
     }
-    default:
-      return fail_out(ctx, dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype));
   }
+}
+
+static dfx_code k_clip(dfx_kctx *ctx) {
+  const dfx_tensor *x = ctx->in[0], *mn = ctx->in[1], *mx = ctx->in[2];
+  char b1[128], b2[128], b3[128];
+  if (mn->dtype != x->dtype || mx->dtype != x->dtype)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "ClipByValue inputs must have the same dtype");
+  if ((mn->ndims != 0 && !dfx__tensor_same_shape(mn, x)) || (mx->ndims != 0 && !dfx__tensor_same_shape(mx, x)))
+    return dfx__kctx_fail(ctx, DFX_EINVAL,
+                          "clip_value_min and clip_value_max must be either scalars or have the same shape as t: "
+                          "t shape: %s clip_value_min shape: %s clip_value_max shape: %s",
+                          DFX_SHAPE_STR(x, b1), DFX_SHAPE_STR(mn, b2), DFX_SHAPE_STR(mx, b3));
+  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
+  if (!o) return dfx_status_code(ctx->st);
+  for (int64_t i = 0; i < x->count; i += EW_POLL_GRAIN) {
+    dfx_code c = i > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return fail_out(ctx, c);
+    clip_range(x, mn, mx, o, i, x->count - i > EW_POLL_GRAIN ? i + EW_POLL_GRAIN : x->count);
+  }
+  return DFX_OK;
 }
 
 /* ---- ZerosLike / OnesLike / CheckNumerics ---- */
 
 static dfx_code k_zeros_like(dfx_kctx *ctx) {
-  const dfx_tensor *x = ctx->in[0];
-  if (!dfx__dtype_storage((dfx_dtype)x->dtype) || x->dtype == DFX_RESOURCE || x->dtype == DFX_VARIANT)
-    return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
+  const dfx_tensor *x = ctx->in[0]; /* declared dtypes: zero bytes are zero (strings: empty) */
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
   memset(o->data, 0, o->nbytes);
@@ -286,17 +327,15 @@ static dfx_code k_ones_like(dfx_kctx *ctx) {
 static dfx_code k_check_numerics(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   bool has_nan = false, has_inf = false;
-  for (int64_t i = 0; i < x->count; i++) {
-    double v;
-    switch ((dfx_dtype)x->dtype) {
-      case DFX_F32: v = ((const float *)x->data)[i]; break;
-      case DFX_F64: v = ((const double *)x->data)[i]; break;
-      case DFX_F16: v = dfx__f16_to_f32(((const uint16_t *)x->data)[i]); break;
-      case DFX_BF16: v = dfx__bf16_to_f32(((const uint16_t *)x->data)[i]); break;
-      default: return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
+  for (int64_t lo = 0; lo < x->count; lo += EW_POLL_GRAIN) {
+    dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return c;
+    const int64_t hi = x->count - lo > EW_POLL_GRAIN ? lo + EW_POLL_GRAIN : x->count;
+    for (int64_t i = lo; i < hi; i++) {
+      double v = dfx__tensor_get_f64(x, i); /* the four float types */
+      has_nan |= isnan(v) != 0;
+      has_inf |= isinf(v) != 0;
     }
-    if (isnan(v)) has_nan = true;
-    if (isinf(v)) has_inf = true;
   }
   if (has_nan || has_inf)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "%s : Tensor had %s values", dfx__attr_str(ctx->node, "message", ""),
@@ -305,15 +344,22 @@ static dfx_code k_check_numerics(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+/* Select and ZerosLike move elements by size: every dtype but resource and
+ * variant. */
+#define T_ANY_DATA                                                                                            \
+  "T: {" EW_TY_FSU ", bool, string, complex64, complex128, qint8, quint8, qint16, quint16, qint32}"
+#define T_ADDN "T: {" EW_TY_FSU ", complex64, complex128}"
 static const dfx_kernel_def kernels[] = {
-    {"Select", NULL, k_select, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"SelectV2", NULL, k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AddN", NULL, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AccumulateNV2", NULL, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ClipByValue", NULL, k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"ZerosLike", NULL, k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"OnesLike", NULL, k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"CheckNumerics", NULL, k_check_numerics, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Select", T_ANY_DATA, k_select, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"SelectV2", T_ANY_DATA, k_select_v2, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AddN", T_ADDN, k_addn, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"AccumulateNV2", T_ADDN, k_addn, DFX_KERNEL_CHEAP, accumulate_init, NULL},
+    {"ClipByValue", "T: {" EW_TY_FSU "}", k_clip, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ZerosLike", T_ANY_DATA, k_zeros_like, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"OnesLike", "T: {" EW_TY_FSU ", bool, complex64, complex128}", k_ones_like, DFX_KERNEL_CHEAP, NULL, NULL},
+    /* Stateful as in TF's OpDef: it must run (and fail the step) even when
+     * its input is constant. */
+    {"CheckNumerics", "T: {" EW_TY_F "}", k_check_numerics, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_select(dfx_registry *r);

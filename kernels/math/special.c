@@ -1,7 +1,8 @@
 /* special.c - special functions (digamma, incomplete gamma, Hurwitz zeta,
  * polygamma, incomplete beta) and their broadcasting ops Igamma, Igammac,
  * Zeta, Polygamma (2 inputs) and Betainc (3 inputs). Series and continued
- * fractions follow Cephes, as Eigen does; float inputs are evaluated in double. */
+ * fractions follow Cephes, as Eigen does; float and half inputs are evaluated
+ * in double. */
 #include <float.h>
 #include <math.h>
 
@@ -231,36 +232,78 @@ double dfx__betainc(double a, double b, double x) {
 
 /* ---- ops ---- */
 
+/* Elements between cancellation polls: one element can cost thousands of
+ * series terms (betacf, igamma, zeta below). */
+#define SPECIAL_GRAIN 256
+/* Zeta(x, q) sums (q + k)^-x one term at a time until q + k > 9: for q far
+ * below zero that is -q terms for one element. Past this many the kernel
+ * fails, naming the value, instead of running for hours. */
+#define ZETA_MAX_TERMS 65536.0
 
-static dfx_code run2(dfx_kctx *ctx, double (*f)(double, double)) {
+static bool zeta_too_long(double x, double q) {
+  return q < -ZETA_MAX_TERMS && q != floor(q) && x > 1 && x == floor(x);
+}
+/* polygamma(n, x) is zeta(n + 1, x) for n >= 1. */
+static bool polygamma_too_long(double n, double x) { return n >= 1 && zeta_too_long(n + 1, x); }
+
+/* Element access for the declared dtypes (float types); half types are
+ * computed in double and rounded once. */
+static inline double ld(dfx_dtype t, const void *p, int64_t i) {
+  switch (t) {
+    case DFX_F32: return ((const float *)p)[i];
+    case DFX_F16: return dfx__f16_to_f32(((const uint16_t *)p)[i]);
+    case DFX_BF16: return dfx__bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const double *)p)[i];
+  }
+}
+static inline void st(dfx_dtype t, void *p, int64_t i, double v) {
+  switch (t) {
+    case DFX_F32: ((float *)p)[i] = (float)v; break;
+    case DFX_F16: ((uint16_t *)p)[i] = dfx__f32_to_f16((float)v); break;
+    case DFX_BF16: ((uint16_t *)p)[i] = dfx__f32_to_bf16((float)v); break;
+    default: ((double *)p)[i] = v; break;
+  }
+}
+
+/* z = f(x, y) with broadcasting; too_long (optional) flags an element whose
+ * series would not end in bounded time. */
+static dfx_code run2(dfx_kctx *ctx, double (*f)(double, double), bool (*too_long)(double, double)) {
   const dfx_tensor *x = ctx->in[0], *y = ctx->in[1];
-  dfx_dtype t = (dfx_dtype)x->dtype;
-  if (y->dtype != t || (t != DFX_F32 && t != DFX_F64)) return dfx__ew_unsupported(ctx, t);
+  const dfx_dtype t = (dfx_dtype)x->dtype;
   dfx_bcast bc;
   if (!dfx__bcast_init(&bc, 2, (const dfx_tensor *const *)ctx->in)) return dfx__bcast_fail(ctx, x, y);
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc.ndims, bc.dims);
   if (!o) return dfx_status_code(ctx->st);
-  if (t == DFX_F32) {
-    const float *pa = x->data, *pb = y->data;
-    float *po = o->data;
-    EW_LOOP2(&bc, po[io] = (float)f(pa[ia], pb[ib]));
-  } else {
-    const double *pa = x->data, *pb = y->data;
-    double *po = o->data;
-    EW_LOOP2(&bc, po[io] = f(pa[ia], pb[ib]));
+  const int64_t n = bc.count, grain = dfx__bcast_grain(&bc, SPECIAL_GRAIN);
+  double bad_a = 0, bad_b = 0;
+  bool bad = false;
+  for (int64_t lo = 0; lo < n && !bad; lo += grain) {
+    dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return c;
+    EW_LOOP2(&bc, lo, n - lo > grain ? lo + grain : n, {
+      const double a = ld(t, x->data, ia), b = ld(t, y->data, ib);
+      if (too_long && !bad && too_long(a, b)) {
+        bad = true;
+        bad_a = a;
+        bad_b = b;
+      }
+      st(t, o->data, io, bad ? 0 : f(a, b));
+    });
   }
+  if (bad)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "%s(%g, %g) needs more than %g series terms", ctx->node->op, bad_a, bad_b,
+                          ZETA_MAX_TERMS);
   return DFX_OK;
 }
 
-static dfx_code k_igamma(dfx_kctx *ctx) { return run2(ctx, dfx__igamma); }
-static dfx_code k_igammac(dfx_kctx *ctx) { return run2(ctx, dfx__igammac); }
-static dfx_code k_zeta(dfx_kctx *ctx) { return run2(ctx, dfx__zeta); }
-static dfx_code k_polygamma(dfx_kctx *ctx) { return run2(ctx, dfx__polygamma); }
+static dfx_code k_igamma(dfx_kctx *ctx) { return run2(ctx, dfx__igamma, NULL); }
+static dfx_code k_igammac(dfx_kctx *ctx) { return run2(ctx, dfx__igammac, NULL); }
+static dfx_code k_zeta(dfx_kctx *ctx) { return run2(ctx, dfx__zeta, zeta_too_long); }
+static dfx_code k_polygamma(dfx_kctx *ctx) { return run2(ctx, dfx__polygamma, polygamma_too_long); }
 
 static dfx_code k_betainc(dfx_kctx *ctx) {
   const dfx_tensor *a = ctx->in[0], *b = ctx->in[1], *x = ctx->in[2];
-  dfx_dtype t = (dfx_dtype)a->dtype;
-  if (b->dtype != t || x->dtype != t || (t != DFX_F32 && t != DFX_F64)) return dfx__ew_unsupported(ctx, t);
+  const dfx_dtype t = (dfx_dtype)a->dtype;
   dfx_bcast bc;
   if (!dfx__bcast_init(&bc, 3, (const dfx_tensor *const *)ctx->in)) {
     char s1[128], s2[128], s3[128];
@@ -269,24 +312,22 @@ static dfx_code k_betainc(dfx_kctx *ctx) {
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc.ndims, bc.dims);
   if (!o) return dfx_status_code(ctx->st);
-  if (t == DFX_F32) {
-    const float *pa = a->data, *pb = b->data, *pc = x->data;
-    float *po = o->data;
-    EW_LOOP3(&bc, po[io] = (float)dfx__betainc(pa[ia], pb[ib], pc[ic]));
-  } else {
-    const double *pa = a->data, *pb = b->data, *pc = x->data;
-    double *po = o->data;
-    EW_LOOP3(&bc, po[io] = dfx__betainc(pa[ia], pb[ib], pc[ic]));
+  const int64_t n = bc.count, grain = dfx__bcast_grain(&bc, SPECIAL_GRAIN);
+  for (int64_t lo = 0; lo < n; lo += grain) {
+    dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
+    if (c != DFX_OK) return c;
+    EW_LOOP3(&bc, lo, n - lo > grain ? lo + grain : n,
+             st(t, o->data, io, dfx__betainc(ld(t, a->data, ia), ld(t, b->data, ib), ld(t, x->data, ic))));
   }
   return DFX_OK;
 }
 
 static const dfx_kernel_def kernels[] = {
-    {"Igamma", NULL, k_igamma, 0, NULL, NULL},
-    {"Igammac", NULL, k_igammac, 0, NULL, NULL},
-    {"Zeta", NULL, k_zeta, 0, NULL, NULL},
-    {"Polygamma", NULL, k_polygamma, 0, NULL, NULL},
-    {"Betainc", NULL, k_betainc, 0, NULL, NULL},
+    {"Igamma", "T: {" EW_TY_F "}", k_igamma, 0, NULL, NULL},
+    {"Igammac", "T: {" EW_TY_F "}", k_igammac, 0, NULL, NULL},
+    {"Zeta", "T: {float, double}", k_zeta, 0, NULL, NULL},
+    {"Polygamma", "T: {float, double}", k_polygamma, 0, NULL, NULL},
+    {"Betainc", "T: {float, double}", k_betainc, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_special(dfx_registry *r);

@@ -9,12 +9,6 @@
 #include "ew.h"
 #include "special.h"
 
-#define UN "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"
-#define UNC "{bfloat16, half, float, double, complex64, complex128}"
-#define UNR "{bfloat16, half, float, double}"
-#define RN "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64}"
-
-
 #define ABS_S(T) ((T)(x < 0 ? (T)(0 - (uint64_t)x) : x))
 #define NEG_I(T) EW_WSUB(T, 0, x)
 #define NEG_F(T) (-x)
@@ -24,6 +18,7 @@
 #define REC_F(T) ((T)1 / x)
 #define SIGN_I(T) ((T)((x > 0) - (x < 0)))
 #define SIGN_F(T) (isnan(x) ? x : (T)((x > 0) - (x < 0)))
+#define SIGN_C(T) (x == 0 ? (T)0 : x / fabs(x)) /* TF: x / |x| */
 #define ID(T) (x)
 #define ABS_F(T) fabs(x)
 #define SQRT_F(T) sqrt(x)
@@ -100,7 +95,8 @@ static inline float tanh_tf_f(float x) {
   /* NaN fails both comparisons above and stays NaN through p / q. */
   return blend_f(fabsf(x) < 0.0004f, x, p / q);
 }
-#define tanh_tf(x) _Generic((x), float: tanh_tf_f, default: tanh)(x)
+#define tanh_tf(x) \
+  _Generic((x), float: tanh_tf_f, float _Complex: ctanhf, double _Complex: ctanh, default: tanh)(x)
 
 /* TF's Softplus: linear or exponential tails past log(epsilon) + 2. */
 static inline double softplus_d(double x) {
@@ -114,37 +110,38 @@ static inline float softplus_f(float x) {
 #define softplus(x) _Generic((x), float: softplus_f, default: softplus_d)(x)
 
 #define FL(OK, E) EW_UF_CASES(OK, E)
+#define CX(E) EW_UC_CASES(SAME, E)
 EW_DEF_UN(abs_fn, EW_US_CASES(SAME, ABS_S) FL(SAME, ABS_F))
-EW_DEF_UN(neg_fn, EW_US_CASES(SAME, NEG_I) FL(SAME, NEG_F))
-EW_DEF_UN(sqr_fn, EW_US_CASES(SAME, SQR_I) EW_UU_CASES(SAME, SQR_I) FL(SAME, SQR_F))
-EW_DEF_UN(rec_fn, EW_US_CASES(SAME, REC_I) FL(SAME, REC_F))
-EW_DEF_UN(sign_fn, EW_US_CASES(SAME, SIGN_I) FL(SAME, SIGN_F))
-EW_DEF_UN(sqrt_fn, FL(SAME, SQRT_F))
-EW_DEF_UN(rsqrt_fn, FL(SAME, RSQRT_F))
-EW_DEF_UN(exp_fn, FL(SAME, EXP_F))
+EW_DEF_UN(neg_fn, EW_US_CASES(SAME, NEG_I) FL(SAME, NEG_F) CX(NEG_F))
+EW_DEF_UN(sqr_fn, EW_US_CASES(SAME, SQR_I) EW_UU_CASES(SAME, SQR_I) FL(SAME, SQR_F) CX(SQR_F))
+EW_DEF_UN(rec_fn, EW_US_CASES(SAME, REC_I) FL(SAME, REC_F) CX(REC_F))
+EW_DEF_UN(sign_fn, EW_US_CASES(SAME, SIGN_I) FL(SAME, SIGN_F) CX(SIGN_C))
+EW_DEF_UN(sqrt_fn, FL(SAME, SQRT_F) CX(SQRT_F))
+EW_DEF_UN(rsqrt_fn, FL(SAME, RSQRT_F) CX(RSQRT_F))
+EW_DEF_UN(exp_fn, FL(SAME, EXP_F) CX(EXP_F))
 EW_DEF_UN(expm1_fn, FL(SAME, EXPM1_F))
-EW_DEF_UN(log_fn, FL(SAME, LOG_F))
+EW_DEF_UN(log_fn, FL(SAME, LOG_F) CX(LOG_F))
 EW_DEF_UN(log1p_fn, FL(SAME, LOG1P_F))
-EW_DEF_UN(sin_fn, FL(SAME, SIN_F))
-EW_DEF_UN(cos_fn, FL(SAME, COS_F))
-EW_DEF_UN(tan_fn, FL(SAME, TAN_F))
-EW_DEF_UN(asin_fn, FL(SAME, ASIN_F))
-EW_DEF_UN(acos_fn, FL(SAME, ACOS_F))
-EW_DEF_UN(atan_fn, FL(SAME, ATAN_F))
-EW_DEF_UN(sinh_fn, FL(SAME, SINH_F))
-EW_DEF_UN(cosh_fn, FL(SAME, COSH_F))
-EW_DEF_UN(tanh_fn, FL(SAME, TANH_F))
-EW_DEF_UN(asinh_fn, FL(SAME, ASINH_F))
-EW_DEF_UN(acosh_fn, FL(SAME, ACOSH_F))
-EW_DEF_UN(atanh_fn, FL(SAME, ATANH_F))
-EW_DEF_UN(sigm_fn, FL(SAME, SIGM_F))
+EW_DEF_UN(sin_fn, FL(SAME, SIN_F) CX(SIN_F))
+EW_DEF_UN(cos_fn, FL(SAME, COS_F) CX(COS_F))
+EW_DEF_UN(tan_fn, FL(SAME, TAN_F) CX(TAN_F))
+EW_DEF_UN(asin_fn, FL(SAME, ASIN_F) CX(ASIN_F))
+EW_DEF_UN(acos_fn, FL(SAME, ACOS_F) CX(ACOS_F))
+EW_DEF_UN(atan_fn, FL(SAME, ATAN_F) CX(ATAN_F))
+EW_DEF_UN(sinh_fn, FL(SAME, SINH_F) CX(SINH_F))
+EW_DEF_UN(cosh_fn, FL(SAME, COSH_F) CX(COSH_F))
+EW_DEF_UN(tanh_fn, FL(SAME, TANH_F) CX(TANH_F))
+EW_DEF_UN(asinh_fn, FL(SAME, ASINH_F) CX(ASINH_F))
+EW_DEF_UN(acosh_fn, FL(SAME, ACOSH_F) CX(ACOSH_F))
+EW_DEF_UN(atanh_fn, FL(SAME, ATANH_F) CX(ATANH_F))
+EW_DEF_UN(sigm_fn, FL(SAME, SIGM_F) CX(SIGM_F))
 EW_DEF_UN(lgamma_fn, FL(SAME, LGAMMA_F))
 EW_DEF_UN(digamma_fn, FL(SAME, DIGAMMA_F))
 EW_DEF_UN(erf_fn, FL(SAME, ERF_F))
 EW_DEF_UN(erfc_fn, FL(SAME, ERFC_F))
-EW_DEF_UN(floor_fn, EW_US_CASES(SAME, ID) FL(SAME, FLOOR_F))
-EW_DEF_UN(ceil_fn, EW_US_CASES(SAME, ID) FL(SAME, CEIL_F))
-EW_DEF_UN(rint_fn, EW_US_CASES(SAME, ID) FL(SAME, RINT_F))
+EW_DEF_UN(floor_fn, FL(SAME, FLOOR_F))
+EW_DEF_UN(ceil_fn, FL(SAME, CEIL_F))
+EW_DEF_UN(rint_fn, EW_US_CASES(SAME, ID) FL(SAME, RINT_F)) /* integers: Round only */
 EW_DEF_UN(isnan_fn, FL(BOOL, ISNAN_F))
 EW_DEF_UN(isinf_fn, FL(BOOL, ISINF_F))
 EW_DEF_UN(isfin_fn, FL(BOOL, ISFIN_F))
@@ -159,6 +156,31 @@ EW_DEF_UN(softsign_fn, FL(SAME, SOFTSIGN_F))
 
 typedef int (*un_fn)(int64_t, dfx_dtype, const void *, void *, int *);
 
+/* The kernel's code for fn's result r and error flag bad; on an error the
+ * output is dropped. */
+static dfx_code un_status(dfx_kctx *ctx, int r, int bad, dfx_dtype t) {
+  dfx_code c = r < 0 ? dfx__ew_unsupported(ctx, t)
+               : bad ? dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero")
+                     : DFX_OK;
+  if (c != DFX_OK) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+  return c;
+}
+
+/* A cancellation poll once EW_POLL_GRAIN more elements are done. */
+static inline dfx_code un_poll(dfx_kctx *ctx, int64_t done, int64_t *next) {
+  if (done < *next) return DFX_OK;
+  *next += EW_POLL_GRAIN;
+  dfx_code c = dfx__kctx_poll(ctx);
+  if (c != DFX_OK) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+  return c;
+}
+
 /* The output goes into the input, which the kernel now owns, chunk by
  * chunk through a stack buffer (the elementwise loops take restrict
  * pointers). Not inlined: the buffer would enlarge every call's frame. */
@@ -168,17 +190,12 @@ __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, d
   const int64_t per = (int64_t)(sizeof tmp / es);
   ctx->out[0] = x;
   char *d = x->data;
-  for (int64_t i = 0; i < x->count; i += per) {
+  for (int64_t i = 0, next = EW_POLL_GRAIN; i < x->count; i += per) {
     int64_t n = x->count - i < per ? x->count - i : per;
     int bad = 0;
-    dfx_code c = DFX_OK;
-    if (fn(n, t, d + (size_t)i * es, tmp, &bad) < 0) c = dfx__ew_unsupported(ctx, t);
-    else if (bad) c = dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero");
-    if (c != DFX_OK) {
-      dfx__tensor_unref(ctx->out[0]);
-      ctx->out[0] = NULL;
-      return c;
-    }
+    dfx_code c = un_status(ctx, fn(n, t, d + (size_t)i * es, tmp, &bad), bad, t);
+    if (c == DFX_OK) c = un_poll(ctx, i, &next);
+    if (c != DFX_OK) return c;
     memcpy(d + (size_t)i * es, tmp, (size_t)n * es);
   }
   return DFX_OK;
@@ -187,23 +204,23 @@ __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, d
 static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
-  if (!out_bool && t != DFX_STRING) {
+  if (!out_bool) {
     dfx_tensor *own = dfx__kctx_take_unique(ctx, 0);
     if (own) return un_in_place(ctx, fn, t, own);
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
-  int bad = 0;
-  dfx_code c = DFX_OK;
-  if (fn(x->count, t, x->data, o->data, &bad) < 0)
-    c = dfx__ew_unsupported(ctx, t);
-  else if (bad)
-    c = dfx__kctx_fail(ctx, DFX_EINVAL, "Integer division by zero");
-  if (c != DFX_OK) {
-    dfx__tensor_unref(ctx->out[0]);
-    ctx->out[0] = NULL;
+  const size_t es = dfx__dtype_storage(t), os = out_bool ? 1 : es;
+  const char *src = x->data;
+  char *dst = o->data;
+  for (int64_t i = 0, next = EW_POLL_GRAIN; i < x->count; i += EW_POLL_GRAIN) {
+    int64_t n = x->count - i < EW_POLL_GRAIN ? x->count - i : EW_POLL_GRAIN;
+    int bad = 0;
+    dfx_code c = un_status(ctx, fn(n, t, src + (size_t)i * es, dst + (size_t)i * os, &bad), bad, t);
+    if (c == DFX_OK && i + n < x->count) c = un_poll(ctx, i + n, &next);
+    if (c != DFX_OK) return c;
   }
-  return c;
+  return DFX_OK;
 }
 
 #define KFN(name, fn, ob) \
@@ -249,88 +266,98 @@ KFN(k_selu, selu_fn, false)
 KFN(k_softplus, softplus_fn, false)
 KFN(k_softsign, softsign_fn, false)
 
+/* LeakyRelu's alpha is a node attr, so it has its own loop over [lo, hi). */
+static void leaky_range(dfx_dtype t, const void *x, void *o, int64_t lo, int64_t hi, float alpha) {
+  switch (t) {
+#define C(DT, T)                                                                  \
+  case DT: {                                                                      \
+    const T *restrict a = x;                                                      \
+    T *restrict b = o;                                                            \
+    for (int64_t i = lo; i < hi; i++) b[i] = a[i] > 0 ? a[i] : a[i] * (T)alpha;   \
+    return;                                                                       \
+  }
+    C(DFX_F32, float)
+    C(DFX_F64, double)
+#undef C
+    default: { /* half types */
+      const uint16_t *a = x;
+      uint16_t *b = o;
+      const bool h = t == DFX_F16;
+      /* alpha is rounded to the half type first, as TF's static_cast<T>(alpha). */
+      const float al = h ? dfx__f16_to_f32(dfx__f32_to_f16(alpha)) : dfx__bf16_to_f32(dfx__f32_to_bf16(alpha));
+      for (int64_t i = lo; i < hi; i++) {
+        float v = h ? dfx__f16_to_f32(a[i]) : dfx__bf16_to_f32(a[i]);
+        v = v > 0 ? v : v * al;
+        b[i] = h ? dfx__f32_to_f16(v) : dfx__f32_to_bf16(v);
+      }
+    }
+  }
+}
+
 static dfx_code k_leaky(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   const float alpha = dfx__attr_float(ctx->node, "alpha", 0.2f);
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
-  const int64_t n = x->count;
-  switch ((dfx_dtype)x->dtype) {
-#define C(DT, T)                                                            \
-  case DT: {                                                                \
-    const T *restrict a = x->data;                                          \
-    T *restrict b = o->data;                                                \
-    for (int64_t i = 0; i < n; i++) b[i] = a[i] > 0 ? a[i] : a[i] * (T)alpha; \
-    return DFX_OK;                                                          \
+  for (int64_t i = 0, next = EW_POLL_GRAIN; i < x->count; i += EW_POLL_GRAIN) {
+    const int64_t hi = x->count - i < EW_POLL_GRAIN ? x->count : i + EW_POLL_GRAIN;
+    leaky_range((dfx_dtype)x->dtype, x->data, o->data, i, hi, alpha);
+    dfx_code c = hi < x->count ? un_poll(ctx, hi, &next) : DFX_OK;
+    if (c != DFX_OK) return c;
   }
-    C(DFX_F32, float)
-    C(DFX_F64, double)
-#undef C
-    case DFX_F16:
-    case DFX_BF16: {
-      const uint16_t *a = x->data;
-      uint16_t *b = o->data;
-      const bool h = x->dtype == DFX_F16;
-      for (int64_t i = 0; i < n; i++) {
-        float v = h ? dfx__f16_to_f32(a[i]) : dfx__bf16_to_f32(a[i]);
-        /* alpha is rounded to the half type first, as TF's static_cast<T>(alpha). */
-        float al = h ? dfx__f16_to_f32(dfx__f32_to_f16(alpha)) : dfx__bf16_to_f32(dfx__f32_to_bf16(alpha));
-        v = v > 0 ? v : v * al;
-        b[i] = h ? dfx__f32_to_f16(v) : dfx__f32_to_bf16(v);
-      }
-      return DFX_OK;
-    }
-    default:
-      dfx__tensor_unref(ctx->out[0]);
-      ctx->out[0] = NULL;
-      return dfx__ew_unsupported(ctx, (dfx_dtype)x->dtype);
-  }
+  return DFX_OK;
 }
 
+#define T_F "T: {" EW_TY_F "}"
+#define T_FS "T: {" EW_TY_FS "}"
+#define T_FSU "T: {" EW_TY_FSU "}"
+#define T_FC "T: {" EW_TY_F ", " EW_TY_C "}"
+#define T_FSC "T: {" EW_TY_FS ", " EW_TY_C "}"
+#define T_FSUC "T: {" EW_TY_FSU ", " EW_TY_C "}"
 static const dfx_kernel_def kernels[] = {
-    {"Abs", NULL, k_abs, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Neg", NULL, k_neg, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Inv", NULL, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Reciprocal", NULL, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Square", NULL, k_sqr, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sign", NULL, k_sign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sqrt", NULL, k_sqrt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rsqrt", NULL, k_rsqrt, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Exp", NULL, k_exp, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Expm1", NULL, k_expm1, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Log", NULL, k_log, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Log1p", NULL, k_log1p, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sin", NULL, k_sin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cos", NULL, k_cos, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tan", NULL, k_tan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Asin", NULL, k_asin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Acos", NULL, k_acos, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atan", NULL, k_atan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sinh", NULL, k_sinh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Cosh", NULL, k_cosh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Tanh", NULL, k_tanh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Asinh", NULL, k_asinh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Acosh", NULL, k_acosh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Atanh", NULL, k_atanh, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Sigmoid", NULL, k_sigm, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Lgamma", NULL, k_lgamma, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Digamma", NULL, k_digamma, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Erf", NULL, k_erf, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Erfc", NULL, k_erfc, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Floor", NULL, k_floor, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Ceil", NULL, k_ceil, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Rint", NULL, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Round", NULL, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IsNan", NULL, k_isnan, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IsInf", NULL, k_isinf, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"IsFinite", NULL, k_isfin, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Relu", NULL, k_relu, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Relu6", NULL, k_relu6, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Elu", NULL, k_elu, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Selu", NULL, k_selu, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Softplus", NULL, k_softplus, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"Softsign", NULL, k_softsign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"LeakyRelu", NULL, k_leaky, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Abs", T_FS, k_abs, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Neg", T_FSC, k_neg, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Inv", T_FSC, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Reciprocal", T_FSC, k_rec, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Square", T_FSUC, k_sqr, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sign", T_FSC, k_sign, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sqrt", T_FC, k_sqrt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rsqrt", T_FC, k_rsqrt, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Exp", T_FC, k_exp, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Expm1", T_F, k_expm1, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Log", T_FC, k_log, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Log1p", T_F, k_log1p, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sin", T_FC, k_sin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cos", T_FC, k_cos, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tan", T_FC, k_tan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Asin", T_FC, k_asin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Acos", T_FC, k_acos, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atan", T_FC, k_atan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sinh", T_FC, k_sinh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Cosh", T_FC, k_cosh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Tanh", T_FC, k_tanh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Asinh", T_FC, k_asinh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Acosh", T_FC, k_acosh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Atanh", T_FC, k_atanh, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Sigmoid", T_FC, k_sigm, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Lgamma", T_F, k_lgamma, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Digamma", T_F, k_digamma, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Erf", T_F, k_erf, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Erfc", T_F, k_erfc, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Floor", T_F, k_floor, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Ceil", T_F, k_ceil, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Rint", T_F, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Round", T_FS, k_rint, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"IsNan", T_F, k_isnan, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"IsInf", T_F, k_isinf, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"IsFinite", T_F, k_isfin, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Relu", T_FSU, k_relu, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Relu6", T_FSU, k_relu6, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Elu", T_F, k_elu, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Selu", T_F, k_selu, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Softplus", T_F, k_softplus, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"Softsign", T_F, k_softsign, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"LeakyRelu", T_F, k_leaky, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_math_unary(dfx_registry *r);

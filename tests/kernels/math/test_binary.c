@@ -84,21 +84,124 @@ static void check_op(const char *op, ref_fn ref, dfx_dtype t, double tol) {
   }
 }
 
-static const dfx_dtype all_types[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16, DFX_I8, DFX_I16, DFX_I32, DFX_I64, DFX_U8};
-
+/* Broadcasting over the test shapes, for every real dtype an op declares
+ * (the test values are negative: no unsigned types here). */
 Test(binary, broadcast_all_dtypes) {
-  for (size_t i = 0; i < sizeof all_types / sizeof all_types[0]; i++) {
-    dfx_dtype t = all_types[i];
-    if (t == DFX_U8) continue; /* negative test values */
-    double tol = (t == DFX_F16) ? 1e-3 : (t == DFX_BF16) ? 1e-2 : 1e-12;
-    check_op("Add", r_add, t, tol);
-    check_op("AddV2", r_add, t, tol);
-    check_op("Sub", r_sub, t, tol);
-    check_op("Mul", r_mul, t, tol);
-    check_op("Maximum", r_max, t, tol);
-    check_op("Minimum", r_min, t, tol);
-    check_op("SquaredDifference", r_sqd, t, tol);
+  static const struct {
+    const char *op;
+    ref_fn f;
+  } ops[] = {{"Add", r_add}, {"AddV2", r_add}, {"Sub", r_sub}, {"Mul", r_mul},
+             {"Maximum", r_max}, {"Minimum", r_min}, {"SquaredDifference", r_sqd}};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+    MT_FOR_DTYPES(t, mt_declared(ops[k].op, "T")) {
+      if (mt_is_unsigned(t) || mt_is_complex(t) || t == DFX_STRING) continue;
+      check_op(ops[k].op, ops[k].f, t, t == DFX_F16 ? 1e-3 : t == DFX_BF16 ? 1e-2 : 1e-12);
+    }
+}
+
+/* ---- every declared dtype of every op against a naive reference ---- */
+
+static double py_mod(double a, double b) {
+  double r = fmod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+/* Reference z = f(x, y) in double; `in` is true for integer dtypes. */
+static double ref_bin(const char *op, double a, double b, bool in) {
+  if (!strcmp(op, "Add") || !strcmp(op, "AddV2")) return a + b;
+  if (!strcmp(op, "Sub")) return a - b;
+  if (!strcmp(op, "Mul")) return a * b;
+  if (!strcmp(op, "Div")) return in ? trunc(a / b) : a / b;
+  if (!strcmp(op, "RealDiv")) return a / b;
+  if (!strcmp(op, "TruncateDiv")) return trunc(a / b);
+  if (!strcmp(op, "FloorDiv")) return floor(a / b);
+  if (!strcmp(op, "FloorMod")) return py_mod(a, b);
+  if (!strcmp(op, "TruncateMod") || !strcmp(op, "Mod")) return fmod(a, b);
+  if (!strcmp(op, "Maximum")) return a > b ? a : b;
+  if (!strcmp(op, "Minimum")) return a < b ? a : b;
+  if (!strcmp(op, "Pow")) return pow(a, b);
+  if (!strcmp(op, "SquaredDifference")) return (a - b) * (a - b);
+  if (!strcmp(op, "Atan2")) return atan2(a, b);
+  if (!strcmp(op, "DivNoNan")) return b == 0 ? 0 : a / b;
+  if (!strcmp(op, "Xlogy")) return a == 0 ? 0 : a * log(b);
+  if (!strcmp(op, "Xdivy")) return a == 0 ? 0 : a / b;
+  cr_assert_fail("no reference for %s", op);
+  return 0;
+}
+
+/* The complex reference, written out with real arithmetic. */
+typedef struct {
+  double re, im;
+} cx;
+static cx cx_mul(cx a, cx b) { return (cx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+static cx cx_div(cx a, cx b) {
+  double d = b.re * b.re + b.im * b.im;
+  return (cx){(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d};
+}
+static cx ref_cbin(const char *op, cx a, cx b) {
+  if (!strcmp(op, "Add") || !strcmp(op, "AddV2")) return (cx){a.re + b.re, a.im + b.im};
+  if (!strcmp(op, "Sub")) return (cx){a.re - b.re, a.im - b.im};
+  if (!strcmp(op, "Mul")) return cx_mul(a, b);
+  if (!strcmp(op, "Div") || !strcmp(op, "RealDiv") || !strcmp(op, "DivNoNan") || !strcmp(op, "Xdivy"))
+    return cx_div(a, b); /* no zeros among the test values */
+  if (!strcmp(op, "Xlogy")) return cx_mul(a, (cx){log(hypot(b.re, b.im)), atan2(b.im, b.re)});
+  if (!strcmp(op, "SquaredDifference")) {
+    cx d = {a.re - b.re, a.im - b.im};
+    return (cx){d.re * d.re + d.im * d.im, 0};
   }
+  cr_assert_fail("no complex reference for %s", op);
+  return a;
+}
+
+static const char *const BIN_OPS[] = {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "TruncateDiv",
+                                      "FloorDiv", "FloorMod", "TruncateMod", "Mod", "Maximum", "Minimum",
+                                      "Pow", "SquaredDifference", "Atan2", "DivNoNan", "Xlogy", "Xdivy"};
+
+Test(binary, every_declared_dtype) {
+  enum { N = 7 };
+  static const double sx[N] = {-7, -4, -1, 0, 2, 5, 7}, sy[N] = {2, -3, 1, 4, -2, 3, 5};
+  static const double ux[N] = {7, 4, 1, 4, 2, 5, 7}, uy[N] = {2, 3, 1, 4, 2, 3, 5}; /* x >= y: Sub stays >= 0 */
+  static const double px[N] = {-3, -2, -1, 0, 1, 2, 3}, py[N] = {3, 2, 0, 1, 2, 3, 1}; /* Pow */
+  static const double fx[N] = {-7.5, -4, -1, 0, 2.25, 5, 7}, fy[N] = {2, -3, 0.5, 0, -2, 3, 5};
+  static const double cy[N] = {2, -3, 0.5, 4, -2, 3, 5}; /* complex: no zero divisors */
+  int64_t d[1] = {N};
+  int runs = 0;
+  for (size_t k = 0; k < sizeof BIN_OPS / sizeof BIN_OPS[0]; k++) {
+    const char *op = BIN_OPS[k];
+    MT_FOR_DTYPES(t, mt_declared(op, "T")) {
+      if (t == DFX_STRING) continue; /* add_strings_broadcast */
+      const bool in = dfx__dtype_is_int(t), pw = !strcmp(op, "Pow");
+      const double *x = pw ? px : mt_is_unsigned(t) ? ux : in ? sx : fx;
+      const double *y = pw ? py : mt_is_unsigned(t) ? uy : in ? sy : mt_is_complex(t) ? cy : fy;
+      dfx_tensor *ins[2] = {mt_tensor(t, 1, d, x), mt_tensor(t, 1, d, y)}, *o;
+      char err[256], what[64];
+      snprintf(what, sizeof what, "%s/%s", op, dfx_dtype_name(t));
+      cr_assert_eq(mt_run(op, t, ins, 2, &o, err, sizeof err), DFX_OK, "%s: %s", what, err);
+      cr_assert_eq(o->dtype, t, "%s", what);
+      mt_expect_shape(o, 1, d);
+      if (mt_is_complex(t)) {
+        double wr[N], wi[N];
+        for (int i = 0; i < N; i++) {
+          cx a, b;
+          mt_cget(ins[0], i, &a.re, &a.im);
+          mt_cget(ins[1], i, &b.re, &b.im);
+          cx w = ref_cbin(op, a, b);
+          wr[i] = w.re;
+          wi[i] = w.im;
+        }
+        mt_expect_cvals(o, wr, wi, 4 * mt_tol(t), what);
+      } else {
+        double w[N];
+        for (int i = 0; i < N; i++)
+          w[i] = ref_bin(op, dfx__tensor_get_f64(ins[0], i), dfx__tensor_get_f64(ins[1], i), in);
+        mt_expect_vals(o, w, mt_tol(t), what);
+      }
+      dfx__tensor_unref(o);
+      dfx__tensor_unref(ins[0]);
+      dfx__tensor_unref(ins[1]);
+      runs++;
+    }
+  }
+  cr_expect_geq(runs, 150, "%d op/dtype pairs", runs);
 }
 
 /* Runs a 1-D binary op on int64 / double inputs and returns out (caller unrefs). */

@@ -9,31 +9,70 @@ static dfx_tensor *run_xy(const char *op, dfx_dtype t, dfx_tensor *x, dfx_tensor
   return o;
 }
 
+/* The orderings and equalities on every dtype each declares (strings in
+ * equal_bool_and_string), broadcasting [3,1] against [3]. */
 Test(compare, orderings_broadcast_all_types) {
-  const dfx_dtype ts[] = {DFX_F32, DFX_F64, DFX_F16, DFX_BF16, DFX_I8, DFX_I16, DFX_I32, DFX_I64, DFX_U8, DFX_U16,
-                          DFX_U32, DFX_U64};
   const char *opsl[] = {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"};
   int64_t dx[2] = {3, 1}, dy[1] = {3};
   const double xv[] = {1, 2, 3}, yv[] = {3, 2, 1};
-  for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
-    for (int o = 0; o < 6; o++) {
-      dfx_tensor *x = mt_tensor(ts[k], 2, dx, xv), *y = mt_tensor(ts[k], 1, dy, yv);
+  int runs = 0;
+  for (int o = 0; o < 6; o++) {
+    MT_FOR_DTYPES(t, mt_declared(opsl[o], "T")) {
+      if (t == DFX_STRING) continue;
+      dfx_tensor *x = mt_tensor(t, 2, dx, xv), *y = mt_tensor(t, 1, dy, yv);
       char err[256];
-      dfx_tensor *out = run_xy(opsl[o], ts[k], x, y, DFX_OK, err);
+      dfx_tensor *out = run_xy(opsl[o], t, x, y, DFX_OK, err);
       cr_assert_eq(out->dtype, DFX_BOOL);
       int64_t od[2] = {3, 3};
       mt_expect_shape(out, 2, od);
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
-          double a = xv[i], b = yv[j];
+          /* From the stored values: bool makes 1, 2 and 3 all true. Complex
+           * parts are v and -v/2, so comparing real parts decides. */
+          double a = mt_is_complex(t) ? xv[i] : dfx__tensor_get_f64(x, i);
+          double b = mt_is_complex(t) ? yv[j] : dfx__tensor_get_f64(y, j);
           int w = o == 0 ? a < b : o == 1 ? a <= b : o == 2 ? a > b : o == 3 ? a >= b : o == 4 ? a == b : a != b;
-          cr_expect_eq(((uint8_t *)out->data)[i * 3 + j], w, "%s %s [%d,%d]", opsl[o], dfx_dtype_name(ts[k]), i, j);
+          cr_expect_eq(((uint8_t *)out->data)[i * 3 + j], w, "%s %s [%d,%d]", opsl[o], dfx_dtype_name(t), i, j);
         }
       dfx__tensor_unref(out);
       dfx__tensor_unref(x);
       dfx__tensor_unref(y);
+      runs++;
     }
   }
+  cr_expect_geq(runs, 6 * 12 + 2 * 6, "%d op/dtype pairs", runs);
+}
+
+/* Bitwise ops and shifts on every declared integer dtype, against int64
+ * arithmetic wrapped to the dtype's width. */
+static double wrap(dfx_dtype t, int64_t v) {
+  int bits = (int)dfx_dtype_size(t) * 8;
+  uint64_t m = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1, u = (uint64_t)v & m;
+  if (!mt_is_unsigned(t) && bits < 64 && u >> (bits - 1)) return (double)(int64_t)(u | ~m);
+  return mt_is_unsigned(t) ? (double)u : (double)(int64_t)u;
+}
+
+Test(compare, bitwise_every_declared_dtype) {
+  const char *opsl[] = {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift", "Invert"};
+  int64_t d[1] = {6};
+  const double sx[] = {12, -8, 1, -1, 5, 100}, ux[] = {12, 8, 1, 255, 5, 100}, yv[] = {10, 2, 3, 0, 5, 1};
+  for (int o = 0; o < 6; o++)
+    MT_FOR_DTYPES(t, mt_declared(opsl[o], "T")) {
+      dfx_tensor *x = mt_tensor(t, 1, d, mt_is_unsigned(t) ? ux : sx), *y = mt_tensor(t, 1, d, yv), *out;
+      char err[256];
+      dfx_tensor *in[2] = {x, y};
+      cr_assert_eq(mt_run(opsl[o], t, in, o == 5 ? 1 : 2, &out, err, sizeof err), DFX_OK, "%s", err);
+      cr_assert_eq(out->dtype, t);
+      for (int i = 0; i < 6; i++) {
+        int64_t a = dfx__tensor_get_i64(x, i), b = dfx__tensor_get_i64(y, i);
+        int64_t r = o == 0 ? a & b : o == 1 ? a | b : o == 2 ? a ^ b : o == 3 ? (int64_t)((uint64_t)a << b)
+                    : o == 4 ? a >> b : ~a;
+        cr_expect_eq(dfx__tensor_get_f64(out, i), wrap(t, r), "%s %s [%d]", opsl[o], dfx_dtype_name(t), i);
+      }
+      dfx__tensor_unref(out);
+      dfx__tensor_unref(x);
+      dfx__tensor_unref(y);
+    }
 }
 
 Test(compare, nan_compares_false) {
