@@ -191,6 +191,17 @@ static bool row_accepts(const krow *row, const dfx_node *n, const type_rule **wh
   return true;
 }
 
+/* The first dtype of node attr `attr` (a type or a list of types) outside
+ * `mask`, or DFX_INVALID. */
+static dfx_dtype outside(const dfx_node *n, const char *attr, uint64_t mask) {
+  const dfx_attr *a = dfx__node_attr(n, attr);
+  if (a && a->kind == DFX_ATTR_TYPE && !(mask >> a->v.type & 1)) return a->v.type;
+  if (a && a->kind == DFX_ATTR_LIST && a->v.list.kind == DFX_ATTR_TYPE)
+    for (int k = 0; k < a->v.list.n; k++)
+      if (!(mask >> a->v.list.v.type[k] & 1)) return a->v.list.v.type[k];
+  return DFX_INVALID;
+}
+
 void dfx__kernels_add(dfx_registry *r, const dfx_kernel_def *kernels) {
   DFX_ASSERT(!r->sealed);
   for (const dfx_kernel_def *k = kernels; k && k->op; k++) {
@@ -272,17 +283,38 @@ const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_
   dfx_dtype bad = DFX_INVALID;
   for (const krow *row = e->kernels; row; row = row->next)
     if (row_accepts(row, node, &why, &bad)) return row->def;
-  /* Name what would have worked: the union over rows for that attr. */
-  uint64_t mask = dfx__registry_kernel_types(r, node->op, why->name);
-  dfx__status_set(st, DFX_EUNIMPL, "no %s kernel for %s=%s (dfexec has %s kernels for %s in {", node->op, why->name,
-                  dfx_dtype_name(bad), node->op, why->name);
-  const char *sep = "";
-  for (int t = 1; t < 64; t++)
-    if (mask >> t & 1 && dfx__dtype_valid(t)) {
-      dfx__status_append(st, "%s%s", sep, dfx_dtype_name((dfx_dtype)t));
+  /* Name an attr whose value no row takes at all, with what would have
+   * worked (the union over rows); the last row's complaint could name an
+   * attr another row would have accepted. */
+  for (const krow *row = e->kernels; row; row = row->next)
+    for (int i = 0; i < row->n_rules; i++) {
+      const char *attr = row->rules[i].name;
+      uint64_t mask = dfx__registry_kernel_types(r, node->op, attr);
+      dfx_dtype t = outside(node, attr, mask);
+      if (t == DFX_INVALID) continue;
+      dfx__status_set(st, DFX_EUNIMPL, "no %s kernel for %s=%s (dfexec has %s kernels for %s in {", node->op, attr,
+                      dfx_dtype_name(t), node->op, attr);
+      const char *sep = "";
+      for (int d = 1; d < 64; d++)
+        if (mask >> d & 1 && dfx__dtype_valid(d)) {
+          dfx__status_append(st, "%s%s", sep, dfx_dtype_name((dfx_dtype)d));
+          sep = ", ";
+        }
+      dfx__status_append(st, "})");
+      return NULL;
+    }
+  /* Every value is taken by some row, but no row takes them together. */
+  dfx__status_set(st, DFX_EUNIMPL, "no %s kernel for the combination", node->op);
+  const char *sep = " ";
+  for (int i = 0; i < e->kernels->n_rules; i++) {
+    const dfx_attr *a = dfx__node_attr(node, e->kernels->rules[i].name);
+    if (a && a->kind == DFX_ATTR_TYPE) {
+      dfx__status_append(st, "%s%s=%s", sep, a->name, dfx_dtype_name(a->v.type));
       sep = ", ";
     }
-  dfx__status_append(st, "})");
+  }
+  (void)why;
+  (void)bad;
   return NULL;
 }
 

@@ -67,10 +67,14 @@ static void cache_arm(void) {
 
 int64_t dfx__shape_count(int ndims, const int64_t *dims) {
   int64_t n = 1;
+  bool empty = false; /* [2^62, 2^62, 0] is a valid empty shape, though its other dims overflow */
   for (int i = 0; i < ndims; i++) {
     if (dims[i] < 0) return -1;
-    if (__builtin_mul_overflow(n, dims[i], &n)) return -1;
+    empty |= dims[i] == 0;
   }
+  if (empty) return 0;
+  for (int i = 0; i < ndims; i++)
+    if (__builtin_mul_overflow(n, dims[i], &n)) return -1;
   return n;
 }
 

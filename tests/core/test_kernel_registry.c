@@ -126,3 +126,33 @@ Test(kernel_registry, the_library_registry_seals) {
   cr_assert(dfx__registry_has_kernel(r, "MatMul"));
   cr_assert(!dfx__registry_has_kernel(r, "Switch"), "control ops are the engine's, not kernels");
 }
+
+/* With several rows, the message names an attr whose value no row takes
+ * (not whichever attr the last row happened to refuse), or the combination
+ * when each value alone has a row. */
+Test(kernel_registry, refusals_name_the_attr_no_row_takes) {
+  static const dfx_kernel_def rows[] = {{"Cast", "SrcT: {float}; DstT: {int32}", k_float, 0},
+                                        {"Cast", "SrcT: {int32}; DstT: {float}", k_int, 0},
+                                        {NULL}};
+  dfx_registry *r = dfx__registry_new();
+  dfx__kernels_add(r, rows);
+  dfx_status st;
+  dfx__status_clear(&st);
+  cr_assert_eq(dfx__registry_seal(r, &st), DFX_OK, "%s", st.msg);
+  static dfx_node n;
+  static dfx_attr a[2];
+  memset(&n, 0, sizeof n);
+  n.op = "Cast";
+  a[0] = (dfx_attr){.name = "SrcT", .kind = DFX_ATTR_TYPE, .v.type = DFX_STRING};
+  a[1] = (dfx_attr){.name = "DstT", .kind = DFX_ATTR_TYPE, .v.type = DFX_I32};
+  n.attrs = a;
+  n.n_attrs = 2;
+  cr_assert_null(dfx__registry_kernel_for(r, &n, &st));
+  cr_assert(strstr(st.msg, "SrcT=string"), "%s", st.msg);
+  a[0].v.type = DFX_F32;
+  a[1].v.type = DFX_F32;
+  cr_assert_null(dfx__registry_kernel_for(r, &n, &st));
+  cr_assert(strstr(st.msg, "combination SrcT=float32, DstT=float32"), "%s", st.msg);
+  a[1].v.type = DFX_I32;
+  cr_assert_eq(dfx__registry_kernel_for(r, &n, &st)->fn, k_float);
+}
