@@ -2,16 +2,18 @@
 # bootstrap.sh - set up dfexec on a fresh Debian 12 machine.
 #   tools/bootstrap.sh run   install what is missing, build, run the example graph
 #   tools/bootstrap.sh test  the same, then the whole test suite: the normal
-#                            build, a release build with a bench smoke run,
-#                            ASan+UBSan, the scheduler under TSan, fuzz smoke
+#                            build, the Python package, a release build with a
+#                            bench smoke run, ASan+UBSan, the scheduler under
+#                            TSan, fuzz smoke
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-run}
 
 pkgs="build-essential meson ninja-build pkg-config protobuf-c-compiler libprotobuf-c-dev
       protobuf-compiler libuv1-dev libopenblas-dev liblapacke-dev libcriterion-dev graphviz"
-# The fuzz smoke run (test mode) needs clang and the libFuzzer runtime.
-[ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev"
+# Test mode: the fuzz smoke run needs clang and the libFuzzer runtime, the
+# Python package's tests numpy and pytest (Debian's python3).
+[ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev python3-numpy python3-pytest"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -33,6 +35,8 @@ case "$mode" in
     ./build/tools/dfexec/dfexec examples/graphs/counter_loop.pbtxt
     echo "== tests (normal build)"
     meson test -C build --print-errorlogs --num-processes "$jobs"
+    echo "== Python package tests"
+    python/run_tests.sh build
     echo "== release build (as bench/README.md uses it), and a quick benchmark smoke run"
     [ -d build-rel ] || meson setup build-rel --buildtype=release >/dev/null
     ninja -C build-rel -j"$jobs"
