@@ -12,7 +12,7 @@ from .errors import (CancelledError, ConversionError, DeadlineExceededError, Dfe
                      FailedPreconditionError, FileIOError, InternalError, InvalidArgumentError,
                      LimitExceededError, NotFoundError, OutOfRangeError, ResourceExhaustedError,
                      StuckError, UnimplementedError)
-from .graph import Graph, load
+from .graph import Graph, load, optimize_passes
 from .session import Session
 from .tensor import Tensor
 from . import dtypes, ops
@@ -26,5 +26,5 @@ __all__ = [
     "FailedPreconditionError", "FileIOError", "Function", "Graph", "GraphFunction", "InternalError",
     "InvalidArgumentError", "LimitExceededError", "NotFoundError", "OutOfRangeError",
     "ResourceExhaustedError", "Session", "StuckError", "Tensor", "TensorSpec", "TracingWarning",
-    "UnimplementedError", "as_dtype", "dtypes", "function", "library_path", "library_version", "load", "ops", "trace",
+    "UnimplementedError", "as_dtype", "dtypes", "function", "library_path", "library_version", "load", "ops", "optimize_passes", "trace",
 ]

@@ -65,6 +65,22 @@ class SessionOptions(Structure):
     _fields_ = [("n_threads", c_int), ("inline_only", c_int), ("optimize", c_char_p)]
 
 
+class OptimizeOptions(Structure):
+    _fields_ = [("passes", c_char_p), ("feeds", POINTER(Port)), ("n_feeds", c_int),
+                ("fetches", POINTER(Port)), ("n_fetches", c_int), ("targets", POINTER(c_char_p)),
+                ("n_targets", c_int)]
+
+
+class OptimizeStat(Structure):
+    _fields_ = [("pass_", c_char_p), ("round", c_int), ("removed", c_int), ("added", c_int),
+                ("rewritten", c_int), ("ms", c_double)]
+
+
+class OptimizeReport(Structure):
+    _fields_ = [("nodes_before", c_int), ("nodes_after", c_int), ("n_stats", c_int),
+                ("stats", POINTER(OptimizeStat))]
+
+
 TRACE_FN = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p, c_char_p, c_int64, c_int64, c_int64, c_int)
 
 
@@ -121,6 +137,11 @@ _PROTOS = {
     "dfx_graph_placeholders": (c_int, [P, POINTER(PlaceholderC), c_int]),
     "dfx_graph_node_attr_int": (c_int, [P, c_int, c_char_p, _I64P, P]),
     "dfx_graph_node_attr_string": (c_int, [P, c_int, c_char_p, POINTER(c_char_p), POINTER(c_size_t), P]),
+    "dfx_graph_serialize": (c_int, [P, c_int, PP, POINTER(c_size_t), P]),
+    "dfx_graph_save": (c_int, [P, c_char_p, P]),
+    "dfx_graph_optimize": (c_int, [P, POINTER(OptimizeOptions), PP, POINTER(OptimizeReport), P]),
+    "dfx_optimize_report_free": (None, [POINTER(OptimizeReport)]),
+    "dfx_optimize_pass": (c_char_p, [c_int, POINTER(c_char_p), POINTER(c_int)]),
     "dfx_session_new": (c_int, [P, POINTER(SessionOptions), PP, P]),
     "dfx_session_free": (None, [P]),
     "dfx_session_run": (c_int, [P, POINTER(RunOptions), POINTER(Port), PP, c_int,

@@ -13,8 +13,8 @@ import threading
 from collections import namedtuple
 
 from . import dtypes
-from ._lib import PlaceholderC, lib
-from .errors import FileIOError, UnimplementedError, check, status
+from ._lib import OptimizeOptions, OptimizeReport, PlaceholderC, Port, lib
+from .errors import check, status
 
 Node = namedtuple("Node", "name op frame inputs control_inputs output_dtypes")
 Node.__doc__ = """One node: `inputs` as "node:k" strings, `frame` "" for the root frame."""
@@ -35,10 +35,6 @@ class _Handle:
         free(self.ptr)
 
 
-def _is_text(path):
-    return path.endswith((".pbtxt", ".txt"))
-
-
 class Graph:
     """A dataflow graph. `Graph()` starts an empty one to build with
     dfexec.ops (use `with g.as_default():`); `dfexec.load(path)` reads one."""
@@ -50,16 +46,16 @@ class Graph:
             raise MemoryError("dfx_builder_new")
         self._snapshot = None      # _Handle of the last finalisation
         self._snapshot_nodes = -1  # builder node count it was made at
-        self._source = None        # (path, bytes) of a loaded graph
+        self._path = None          # the file a loaded graph came from
         self._info = None          # cached introspection of the snapshot
         self._state = _build.BuildState()
         self._lock = threading.Lock()   # finalising touches the builder, which is single-threaded
 
     @classmethod
-    def _loaded(cls, handle, path, data):
+    def _loaded(cls, handle, path):
         g = cls.__new__(cls)
         g._builder = None
-        g._snapshot, g._snapshot_nodes, g._source, g._info, g._state = handle, -1, (path, data), None, None
+        g._snapshot, g._snapshot_nodes, g._path, g._info, g._state = handle, -1, path, None, None
         g._lock = threading.Lock()
         return g
 
@@ -92,39 +88,68 @@ class Graph:
 
     def save(self, path):
         """Writes the GraphDef: TensorFlow's text format for names ending in
-        .pbtxt or .txt, binary protobuf otherwise. A loaded graph can only be
-        saved in the format it was read in (the C API has no serialiser for
-        imported graphs; `dfexec convert IN OUT` converts files)."""
+        .pbtxt or .txt, binary protobuf otherwise."""
         path = os.fspath(path)
+        st = status()
         if self._builder is not None:
-            st = status()
             with self._lock:
                 check(lib.dfx_builder_save(self._builder, path.encode(), st), st, f"saving {path}")
             return
-        src, data = self._source
-        text_in = data.lstrip()[:1].isalpha() or _is_text(src)
-        if text_in != _is_text(path):
-            raise UnimplementedError(f"{src} is in {'text' if text_in else 'binary'} format; "
-                                     f"use `dfexec convert {src} {path}` to convert it")
-        try:
-            with open(path, "wb") as f:
-                f.write(data)
-        except OSError as e:
-            raise FileIOError(f"saving {path}: {e}") from e
+        check(lib.dfx_graph_save(self._snapshot.ptr, path.encode(), st), st, f"saving {path}")
 
     def serialize(self, text=False):
         """The GraphDef as bytes (binary protobuf, or text format)."""
-        if self._builder is None:
-            raise UnimplementedError("serialize() is for graphs built in Python; "
-                                     "a loaded graph's bytes are its file")
         buf, n, st = ctypes.c_void_p(), ctypes.c_size_t(), status()
-        with self._lock:
-            check(lib.dfx_builder_serialize(self._builder, int(bool(text)), ctypes.byref(buf),
-                                            ctypes.byref(n), st), st)
+        if self._builder is not None:
+            with self._lock:
+                check(lib.dfx_builder_serialize(self._builder, int(bool(text)), ctypes.byref(buf),
+                                                ctypes.byref(n), st), st)
+        else:
+            check(lib.dfx_graph_serialize(self._snapshot.ptr, int(bool(text)), ctypes.byref(buf),
+                                          ctypes.byref(n), st), st)
         try:
             return ctypes.string_at(buf.value, n.value)
         finally:
             lib.dfx_free(buf)
+
+    def optimize(self, passes=None, fetches=(), feeds=(), targets=(), report=False):
+        """A new Graph: this one after the graph optimisation passes.
+
+        passes: None or "default" (the default pipeline), "none", or a
+        comma-separated list of pass names (dfexec.optimize_passes()).
+        fetches / feeds / targets: tensor names ("node:k" or "node") and node
+        names that runs will use; with fetches or targets the result is
+        pruned to what they need, and all of them keep their names. Without
+        any, every placeholder and output is kept and nothing is pruned.
+        report=True returns (graph, report) where report is a dict with
+        nodes_before, nodes_after and one entry per pass run in "passes"."""
+        from .session import _split
+        h = self._handle()
+        keep = []                  # the bytes objects the C structs point into
+        def ports(names):
+            arr = (Port * max(len(names), 1))()
+            for i, name in enumerate(names):
+                node, idx = _split(_name_of(name))
+                b = node.encode()
+                keep.append(b)
+                arr[i] = Port(b, idx)
+            return arr
+        fetches, feeds, targets = list(fetches), list(feeds), list(targets)
+        tb = [_name_of(t).encode() for t in targets]
+        targ = (ctypes.c_char_p * max(len(tb), 1))(*tb)
+        pb = passes.encode() if passes is not None else None
+        oo = OptimizeOptions(pb, ports(feeds), len(feeds), ports(fetches), len(fetches), targ, len(tb))
+        out, st, rep = ctypes.c_void_p(), status(), OptimizeReport()
+        check(lib.dfx_graph_optimize(h.ptr, ctypes.byref(oo), ctypes.byref(out), ctypes.byref(rep), st), st)
+        g = Graph._loaded(_Handle(out.value), None)
+        if not report:
+            lib.dfx_optimize_report_free(ctypes.byref(rep))
+            return g
+        r = {"nodes_before": rep.nodes_before, "nodes_after": rep.nodes_after,
+             "passes": [{"pass": s.pass_.decode(), "round": s.round, "removed": s.removed, "added": s.added,
+                         "rewritten": s.rewritten, "ms": s.ms} for s in rep.stats[:rep.n_stats]]}
+        lib.dfx_optimize_report_free(ctypes.byref(rep))
+        return g, r
 
     # ---- introspection ----------------------------------------------------
 
@@ -217,15 +242,27 @@ def _read_frames(g, nodes):
             for f in sorted(set(parents) | set(members), key=lambda f: (depth(f), f))]
 
 
+def _name_of(t):
+    """A tensor or node name from a str or a Tensor."""
+    return t if isinstance(t, str) else t.name
+
+
+def optimize_passes():
+    """The optimisation passes in pipeline order: a list of (name, purpose,
+    in_default_pipeline)."""
+    out, i = [], 0
+    while True:
+        purpose, dflt = ctypes.c_char_p(), ctypes.c_int()
+        name = lib.dfx_optimize_pass(i, ctypes.byref(purpose), ctypes.byref(dflt))
+        if not name:
+            return out
+        out.append((name.decode(), purpose.value.decode(), bool(dflt.value)))
+        i += 1
+
+
 def load(path):
     """Reads a GraphDef file (.pb binary, .pbtxt/.txt text) into a Graph."""
     path = os.fspath(path)
     out, st = ctypes.c_void_p(), status()
     check(lib.dfx_graph_load(path.encode(), ctypes.byref(out), st), st)
-    h = _Handle(out.value)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise FileIOError(f"{path}: {e}") from e
-    return Graph._loaded(h, path, data)
+    return Graph._loaded(_Handle(out.value), path)

@@ -70,11 +70,36 @@ def test_save_load_roundtrip(tmp_path, ext):
     out = dfexec.Session(g).run(["result", "iterations"], {"x": x, "n": 3})
     np.testing.assert_array_equal(out[0], x * 8)
     assert out[1] == 3
-    g.save(str(tmp_path / f"again.{ext}"))        # same format: a copy of the file
+    g.save(str(tmp_path / f"again.{ext}"))        # the loaded graph, written by dfexec
     assert open(str(tmp_path / f"again.{ext}"), "rb").read() == open(path, "rb").read()
     other = "pbtxt" if ext == "pb" else "pb"
-    with pytest.raises(dfexec.UnimplementedError, match="dfexec convert"):
-        g.save(str(tmp_path / f"x.{other}"))
+    g.save(str(tmp_path / f"x.{other}"))          # and in the other format
+    out = dfexec.Session(dfexec.load(str(tmp_path / f"x.{other}"))).run("result", {"x": x, "n": 2})
+    np.testing.assert_array_equal(out, x * 4)
+    assert g.serialize(text=True).decode().count("node {") == len(g.nodes)
+
+
+def test_optimize_graph(tmp_path):
+    names = [p[0] for p in dfexec.optimize_passes()]
+    assert {"prune", "identity", "constfold", "cse"} <= set(names)
+    g = dfexec.Graph()
+    with g.as_default():
+        x = dfexec.ops.placeholder("float32", (), name="x")
+        five = dfexec.ops.add(dfexec.ops.constant(2.0), dfexec.ops.constant(3.0), name="five")
+        y = dfexec.ops.multiply(x, five, name="y")
+        dfexec.ops.negative(x, name="unused")
+    og, rep = g.optimize(fetches=[y], report=True)
+    assert rep["nodes_before"] == len(g.nodes) and rep["nodes_after"] == len(og.nodes) < len(g.nodes)
+    assert "unused" not in og and og.node("five").op == "Const"
+    assert any(r["pass"] == "constfold" and r["rewritten"] for r in rep["passes"])
+    assert dfexec.Session(og).run("y", {"x": 1.5}) == dfexec.Session(g).run("y", {"x": 1.5}) == 7.5
+    assert len(g.optimize(passes="none").nodes) == len(g.nodes)
+    og.save(str(tmp_path / "o.pbtxt"))
+    assert dfexec.Session(dfexec.load(str(tmp_path / "o.pbtxt"))).run("y", {"x": 2.0}) == 10.0
+    with pytest.raises(dfexec.InvalidArgumentError, match="unknown pass"):
+        g.optimize(passes="nope")
+    with pytest.raises(dfexec.NotFoundError, match="did you mean"):
+        g.optimize(fetches=["yy"])
 
 
 def test_serialize_text_is_graphdef():
