@@ -187,3 +187,21 @@ Test(commands, missing_graph_file_exits_1, .timeout = 30) {
   cr_assert_eq(r.status, 1);
   cli_result_free(&r);
 }
+
+/* `dfexec ops`: one line per op with a kernel, name first, then ATTR=dtypes. */
+Test(commands, ops_lists_kernels_and_dtypes, .timeout = 30) {
+  cli_result r = RUN("ops");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\nAdd T=") || strncmp(r.out, "Add T=", 6) == 0, "%s", r.out);
+  cr_assert(strstr(r.out, "\nMatMul T=float32,float64,"), "MatMul's dtypes");
+  cr_assert(strstr(r.out, "\nSwitch T="), "engine-run ops are listed too");
+  cr_assert(strstr(r.out, "\nNoOp\n"), "an op without type attrs is its name alone");
+  cr_assert_null(strstr(r.out, "\nNoSuchOp"));
+  int lines = 0;
+  for (const char *p = r.out; *p; p++) lines += *p == '\n';
+  cr_assert_gt(lines, 300);
+  cli_result_free(&r);
+  r = RUN("ops", "extra");
+  cr_assert_eq(r.status, 2);
+  cli_result_free(&r);
+}
