@@ -101,7 +101,7 @@ static dfx_tensor *new_tensor(dfx_dtype dtype, int ndims, const int64_t *dims, i
   t->cached = 1;
   t->immortal = 0;
   if (ndims) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)ndims);
-  /* Every field is set here: a recycled struct still holds its last life's. */
+  /* Every header field is set here: a recycled struct still holds its last life's. */
   t->owns_data = nbytes > DFX_TENSOR_INLINE;
   t->data = t->owns_data ? NULL : t->inline_buf;
   return t;

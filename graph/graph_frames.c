@@ -50,8 +50,8 @@ static int successor_frame(dfx_graph *g, dfx_node *u, dfx_status *st) {
         dfx__status_set(st, DFX_ENOMEM, "out of memory");
         return -2;
       }
-    /* A frame has one parent: each run creates its instances under the parent
-     * iteration, so an Enter from another frame could never join them. */
+    /* A frame name has one parent frame (the check of TF's control_flow.cc):
+     * its Exits lead into that parent (below), so a second one is ambiguous. */
     } else if (g->frames[c].parent != f) {
       dfx__status_set(st, DFX_EINVAL,
                       "Invalid loop structure: Mismatched parent frames for '%s': Enter '%s' is in frame '%s' but "

@@ -236,9 +236,9 @@ static bool looks_like_text(const unsigned char *b, size_t len) {
   if (i == len) return len > 0; /* only whitespace: an empty text graph */
   if (!(isalpha(b[i]) || b[i] == '#')) return false;
   /* A binary GraphDef starts with 0x0a, which isspace skips, and its length
-   * byte may well be a letter, so the test above is not enough. A NodeDef's
-   * op tag (0x12) follows its name within a few bytes, though, and control
-   * bytes never appear in text. */
+   * byte may well be a letter, so the test above is not enough. But a
+   * NodeDef's op tag (0x12) comes right after its name, and control bytes
+   * never appear in text. */
   size_t lim = len < 4096 ? len : 4096;
   for (size_t k = 0; k < lim; k++)
     if (b[k] < 0x20 && !isspace(b[k])) return false;

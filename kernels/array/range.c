@@ -40,7 +40,7 @@ static dfx_code range_float(dfx_kctx *ctx, dfx_dtype t) {
   if (d < 0 && s < l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %g/%g", s, l);
   /* TF computes the size in T: rounding the difference and the quotient to T
    * decides the count when (limit - start) / delta is near an integer.
-   * The test below is written negated so that NaN and inf fail it too. */
+   * The test below is written negated so that a NaN fails it too. */
   double n = ceil(fabs(round_to(t, round_to(t, l - s) / d)));
   if (!(n <= 9.2e18)) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= 9223372036854775807");
   int64_t size = (int64_t)n;

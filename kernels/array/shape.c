@@ -287,8 +287,8 @@ static const dfx_kernel_def kernels[] = {
     {"BroadcastArgs", "T: " DFX_ARR_I32_64, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"BroadcastGradientArgs", "T: " DFX_ARR_I32_64, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Fill", DFX_ARR_T_COPY "; index_type: " DFX_ARR_I32_64, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
-    /* Stateful as TF's OpDef marks them: each run needs a fresh tensor, which
-     * folding into a constant would share. */
+    /* Stateful as TF's OpDef marks them, so constant folding leaves them be:
+     * each run makes its own tensor. */
     {"Empty", "dtype: " DFX_ARR_COPY_TYPES, empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {"DeepCopy", DFX_ARR_T_COPY, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};

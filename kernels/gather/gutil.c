@@ -85,7 +85,7 @@ DEF_INT(u64, uint64_t, 0)
 #undef DEF_INT
 
 /* float and double ops go through double: for + - * / that rounds to the
- * same float as float arithmetic, since 53 bits are more than twice 24.
+ * same float as float arithmetic, since 53 >= 2 * 24 + 2 bits.
  * With a NaN the comparisons are false and MAX/MIN keep the current a. */
 static inline double fop(dfx_gop op, double a, double b) {
   switch (op) {

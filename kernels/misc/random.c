@@ -253,7 +253,7 @@ static dfx_code shuffle_kernel(dfx_kctx *ctx) {
   dfx_code c = DFX_OK;
   for (int64_t i = n - 1; i > 0 && c == DFX_OK; i--) {
     int64_t j;
-    /* 32-bit samples while they can index every row, two per draw beyond. */
+    /* One 32-bit sample per draw while that can index every row, two beyond. */
     if (n < ((int64_t)1 << 32)) {
       j = (int64_t)(philox_one(&g) % (uint32_t)(i + 1));
     } else {

@@ -33,9 +33,9 @@ dfx_code dfx__misc_handle_encode(dfx_kctx *ctx, int k, void *obj, bool as_string
   dfx_str *s = h->data;
   size_t nl = strlen(name);
   /* Element 0 is the container, as in TF's ["_tensor_arrays", name] handle;
-   * element 1 is magic + pointer bytes + the name, so it still prints
-   * readably. On failure the tensor is already output k: the executor
-   * releases it, and whatever string it got, with the other outputs. */
+   * element 1 is the magic, the pointer's bytes and the name. On failure the
+   * tensor is already output k: the executor releases it, and whatever
+   * string it got, with the other outputs. */
   s[0].ptr = dfx__strdup(container);
   s[1].ptr = dfx__malloc(sizeof magic + sizeof obj + nl + 1);
   if (!s[0].ptr || !s[1].ptr) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory creating a handle");
@@ -67,8 +67,8 @@ void *dfx__misc_handle_in(dfx_kctx *ctx, int i, void (*free_fn)(void *), const c
   dfx_step *s = ctx->step;
   if (obj && s) {
     uv_mutex_lock(&s->mu);
-    /* The free function is compared too: a live object of another kind at the
-     * same address (a stack handed to a TensorArray op) is rejected. */
+    /* The free function is compared too, so a handle to another kind of
+     * resource (a stack passed to a TensorArray op) is rejected. */
     for (int r = s->n_res - 1; r >= 0 && !found; r--)
       found = s->res[r].obj == obj && s->res[r].free_fn == free_fn;
     uv_mutex_unlock(&s->mu);

@@ -259,8 +259,8 @@ dfx_code dfx__ta_read(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor *
   if (!e || !e->written) {
     int rank;
     const int64_t *dims;
-    /* A gradient slot that holds only a shape reads as zeros of that shape
-     * (tf-semantics §5.2); otherwise zeros need a fully defined element shape. */
+    /* Zeros of a known shape: a gradient slot's own, if it has one, else the
+     * element shape, which must then be fully defined. */
     if (ta->is_grad && e && e->rank > 0) {
       rank = e->rank;
       dims = e->dims;
@@ -290,8 +290,8 @@ dfx_code dfx__ta_read(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor *
   } else {
     *out = dfx__tensor_ref(e->t);
   }
-  /* Dropping the reference frees the element's memory as soon as its one
-   * reader has it; a second read is then TF's "cleared" error. */
+  /* The array drops its reference, so the element lives only as long as
+   * its reader holds it; a second read is then TF's "cleared" error. */
   if (ta->clear_after_read) {
     elem_clear(e);
     e->cleared = true;
