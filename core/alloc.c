@@ -40,6 +40,8 @@ void dfx_set_allocator(dfx_alloc_fn fn, void *ud) {
 }
 
 void *dfx__malloc(size_t n) {
+  /* The header is added to n, so a size near SIZE_MAX must fail here rather
+   * than wrap into a tiny block. */
   if (n > SIZE_MAX - sizeof(block_head)) return NULL;
   block_head *h = g_alloc(g_alloc_ud, NULL, 0, n + sizeof(block_head));
   if (!h) return NULL;
@@ -59,6 +61,8 @@ void *dfx__realloc(void *p, size_t n) {
   if (!p) return dfx__malloc(n);
   if (n > SIZE_MAX - sizeof(block_head)) return NULL;
   block_head *h = (block_head *)p - 1;
+  /* The hook is told the old size (lua_Alloc's contract); that is why every
+   * block carries its size. On failure the old block is left as it was. */
   block_head *nh = g_alloc(g_alloc_ud, h, h->size + sizeof(block_head), n + sizeof(block_head));
   if (!nh) return NULL;
   nh->size = n;
@@ -93,6 +97,8 @@ static void *test_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     }
     return NULL;
   }
+  /* Only the Nth request fails, reallocs included, and later ones succeed:
+   * a test walks N = 1, 2, ... to fail each allocation site once. */
   long long k = __atomic_add_fetch(&ta->n_allocs, 1, __ATOMIC_RELAXED);
   if (ta->fail_at > 0 && k == ta->fail_at) {
     __atomic_add_fetch(&ta->n_failed, 1, __ATOMIC_RELAXED);

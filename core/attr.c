@@ -1,4 +1,7 @@
-/* attr.c - releasing and copying dfx_attr values. */
+/* attr.c - releasing, copying, comparing and hashing dfx_attr values.
+ * A dfx_attr owns its name, string bytes, shape dims and func name, and one
+ * reference on each tensor it holds; a list owns one block for its elements.
+ * A cleared attr is all zeroes (kind NONE), so clearing twice is harmless. */
 #include "attr.h"
 
 #include <string.h>
@@ -6,6 +9,8 @@
 #include "alloc.h"
 
 static void list_clear(dfx_attr_list *l) {
+  /* n counts filled elements only (dfx__attr_copy raises it as it copies),
+   * so this also releases a list whose copy failed halfway. */
   for (int k = 0; k < l->n; k++) {
     switch (l->kind) {
       case DFX_ATTR_S: dfx__free(l->v.s[k].ptr); break;
@@ -44,6 +49,8 @@ const char *dfx__attr_kind_name(dfx_attr_kind k) {
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "none";
 }
 
+/* Strings are bytes with a length (TF's `bytes`, NULs allowed); the copy is
+ * NUL-terminated as a convenience. An absent value (NULL) stays NULL. */
 static int dup_str(dfx_str *d, const dfx_str *s) {
   d->len = s->len;
   d->ptr = NULL;
@@ -52,6 +59,7 @@ static int dup_str(dfx_str *d, const dfx_str *s) {
   return d->ptr ? 0 : -1;
 }
 
+/* A scalar (rank 0) and an unknown rank (-1) have no dims to copy. */
 static int dup_shape(dfx_shape *d, const dfx_shape *s) {
   d->rank = s->rank;
   d->dims = NULL;
@@ -89,6 +97,7 @@ dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src) {
     case DFX_ATTR_SHAPE:
       if (dup_shape(&dst->v.shape, &src->v.shape)) goto fail;
       break;
+    /* Shared, not copied: a tensor is immutable once shared (tensor.h). */
     case DFX_ATTR_TENSOR: dst->v.tensor = dfx__tensor_ref(src->v.tensor); break;
     case DFX_ATTR_FUNC:
       if (src->v.func && !(dst->v.func = dfx__strdup(src->v.func))) goto fail;
@@ -100,6 +109,8 @@ dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src) {
       if (sl->n == 0) break;
       dl->v.i = dfx__calloc((size_t)sl->n, dfx__attr_elem_size(sl->kind));
       if (!dl->v.i) goto fail;
+      /* dl->n counts the elements copied so far, so the fail path frees exactly
+       * those; calloc left the rest zero. */
       for (int k = 0; k < sl->n; k++, dl->n++) {
         switch (sl->kind) {
           case DFX_ATTR_S:
@@ -118,6 +129,7 @@ dfx_code dfx__attr_copy(dfx_attr *dst, const dfx_attr *src) {
       }
       break;
     }
+    /* Plain values (int, float, bool, type) and NONE copy as they are. */
     default: dst->v = src->v; break;
   }
   return DFX_OK;
@@ -128,6 +140,8 @@ fail:
 
 /* ---- equality and hashing (common-subexpression elimination) ---- */
 
+/* String tensors hold dfx_str pointers, so their bytes are compared through
+ * them; every other dtype compares its element bytes directly. */
 static bool tensor_equal(const dfx_tensor *a, const dfx_tensor *b) {
   if (a == b) return true;
   if (!a || !b || a->dtype != b->dtype || a->ndims != b->ndims || a->count != b->count) return false;
@@ -182,6 +196,8 @@ bool dfx__attr_equal(const dfx_attr *a, const dfx_attr *b) {
     case DFX_ATTR_I: return a->v.i == b->v.i;
     case DFX_ATTR_F: return memcmp(&a->v.f, &b->v.f, sizeof(float)) == 0; /* bit-exact: -0.0 and NaNs differ */
     case DFX_ATTR_B: return a->v.b == b->v.b;
+    /* A ref dtype (DT_FLOAT_REF) and its base type are different values in
+     * the GraphDef, though v.type holds the base type for both. */
     case DFX_ATTR_TYPE: return a->v.type == b->v.type && a->ref_dtype == b->ref_dtype;
     case DFX_ATTR_SHAPE: return shape_equal(&a->v.shape, &b->v.shape);
     case DFX_ATTR_TENSOR: return tensor_equal(a->v.tensor, b->v.tensor);
@@ -191,6 +207,7 @@ bool dfx__attr_equal(const dfx_attr *a, const dfx_attr *b) {
   }
 }
 
+/* FNV-1a over bytes (64-bit prime); the caller's h is the running state. */
 static uint64_t mix(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
@@ -203,6 +220,7 @@ uint64_t dfx__attr_hash(const dfx_attr *a, uint64_t h) {
     case DFX_ATTR_S:
     case DFX_ATTR_PLACEHOLDER: return mix(h, a->v.s.ptr, a->v.s.len);
     case DFX_ATTR_I: return mix(h, &a->v.i, sizeof a->v.i);
+    /* The float's bits, matching dfx__attr_equal's bit-exact comparison. */
     case DFX_ATTR_F: return mix(h, &a->v.f, sizeof a->v.f);
     case DFX_ATTR_B: return mix(h, &a->v.b, sizeof a->v.b);
     case DFX_ATTR_TYPE: return mix(h, &a->v.type, sizeof a->v.type);

@@ -7,6 +7,9 @@
 #include "kernel.h"
 #include "step.h"
 
+/* The precise code (DFX_EINVAL, DFX_ELIMIT, DFX_ENOMEM) goes into the status.
+ * Kernels usually just return DFX_ENOMEM after a NULL; the executor then takes
+ * the status's code instead (exec/process.c), so both stay correct. */
 dfx_tensor *dfx__kctx_alloc(dfx_kctx *ctx, int k, dfx_dtype dtype, int ndims, const int64_t *dims) {
   dfx_code code;
   dfx_tensor *t = dfx__tensor_alloc(dtype, ndims, dims, &code);
@@ -22,11 +25,16 @@ dfx_tensor *dfx__kctx_alloc(dfx_kctx *ctx, int k, dfx_dtype dtype, int ndims, co
                      dfx__shape_str(ndims, dims, buf, sizeof buf), dfx_dtype_name(dtype));
     return NULL;
   }
+  /* A kernel may allocate output k again (say, once it knows the real size);
+   * the earlier tensor is released here instead of leaking. */
   dfx__tensor_unref(ctx->out[k]);
   ctx->out[k] = t;
   return t;
 }
 
+/* Overwrites: within one kernel call the last failure is the one reported.
+ * Which node's error wins the step is the executor's business, and it adds
+ * the node, op, frame and iteration to this message. */
 dfx_code dfx__kctx_fail(dfx_kctx *ctx, dfx_code code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -39,8 +47,11 @@ bool dfx__kctx_cancelled(const dfx_kctx *ctx) { return dfx__step_is_cancelled(ct
 
 dfx_code dfx__kctx_poll(dfx_kctx *ctx) {
   const dfx_step *s = ctx->step;
+  /* No step: the kernel is called outside a run and cannot be cancelled. */
   if (!s) return DFX_OK;
   if (dfx__step_is_cancelled(s)) return dfx__kctx_fail(ctx, DFX_ECANCELED, "the run was cancelled");
+  /* Only runs with a timeout read the clock; uv_hrtime is monotonic, so a
+   * wall-clock change cannot expire or extend a run. */
   if (s->deadline_ns) {
     uint64_t now = uv_hrtime();
     if (now > s->deadline_ns)
@@ -49,6 +60,8 @@ dfx_code dfx__kctx_poll(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+/* Any shape with one element passes (a [1] as well as a []); a kernel that
+ * needs a true scalar checks the rank itself. */
 dfx_code dfx__kctx_scalar_i64(dfx_kctx *ctx, int i, const char *what, int64_t *out) {
   const dfx_tensor *t = ctx->in[i];
   if (!dfx__dtype_is_int((dfx_dtype)t->dtype) || t->count != 1) {
@@ -60,6 +73,8 @@ dfx_code dfx__kctx_scalar_i64(dfx_kctx *ctx, int i, const char *what, int64_t *o
   return DFX_OK;
 }
 
+/* A scalar reads as one value. `max` is the capacity of the caller's out
+ * buffer: an input longer than that is an error, never an overrun. */
 dfx_code dfx__kctx_vector_i64(dfx_kctx *ctx, int i, const char *what, int64_t *out, int max, int *n) {
   const dfx_tensor *t = ctx->in[i];
   if (!dfx__dtype_is_int((dfx_dtype)t->dtype) || t->ndims > 1) {
@@ -74,6 +89,9 @@ dfx_code dfx__kctx_vector_i64(dfx_kctx *ctx, int i, const char *what, int64_t *o
   return DFX_OK;
 }
 
+/* Takes obj whatever happens: on any failure it is freed before returning,
+ * so the caller must not touch it again after an error. The mutex is needed
+ * because kernels of one run execute on several pool threads at once. */
 dfx_code dfx__kctx_step_own(dfx_kctx *ctx, void *obj, void (*free_fn)(void *obj)) {
   dfx_step *s = ctx->step;
   if (!s) { /* no run (direct kernel call): free now is wrong, so refuse */

@@ -45,6 +45,7 @@ struct dfx_registry {
   dfx_status err;            /* first problem met while filling it */
 };
 
+/* 32-bit FNV-1a. */
 static uint32_t hash_str(const char *s) {
   uint32_t h = 2166136261u;
   while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
@@ -52,6 +53,8 @@ static uint32_t hash_str(const char *s) {
 }
 
 static entry *lookup(const dfx_registry *r, const char *name, int insert) {
+  /* grow keeps the table at most half full, so the probe always reaches an
+   * empty slot and the loop ends. */
   if (!r->slots) return NULL;
   for (uint32_t i = hash_str(name) & (r->cap - 1);; i = (i + 1) & (r->cap - 1)) {
     entry *e = &r->slots[i];
@@ -66,6 +69,8 @@ static int grow(dfx_registry *r) {
   entry *old = r->slots;
   uint32_t ocap = r->cap;
   r->slots = dfx__calloc(ncap, sizeof(entry));
+  /* `order` grows with the table, so sealing needs no allocation. If either
+   * allocation fails the old table stays in place, still valid. */
   entry **nord = dfx__realloc(r->order, sizeof(entry *) * ncap);
   if (!r->slots || !nord) {
     dfx__free(r->slots);
@@ -117,6 +122,7 @@ static int parse_types(dfx_registry *r, const dfx_kernel_def *k, krow *row) {
   while (*p) {
     while (*p == ' ' || *p == ';') p++;
     if (!*p) break;
+    /* The row is dropped on error, so a half-filled rule does not matter. */
     if (row->n_rules == MAX_RULES) goto bad;
     type_rule *rule = &row->rules[row->n_rules++];
     size_t n = strcspn(p, ":");
@@ -139,6 +145,7 @@ static int parse_types(dfx_registry *r, const dfx_kernel_def *k, krow *row) {
       word[w] = 0;
       dfx_dtype t = dfx__dtype_parse(word);
       if (t == DFX_INVALID) goto bad;
+      /* dfx__dtype_parse returns dtype values below 64, so the shift is defined. */
       rule->mask |= (uint64_t)1 << t;
       p += w;
     }
@@ -239,6 +246,7 @@ static dfx_code check_rules(const dfx_op_def *d, const krow *row, dfx_status *st
     if (!is_type)
       return dfx__status_set(st, DFX_EINTERNAL, "kernel of op %s constrains '%s', which is not a type attr of the op",
                              d->name, rule->name);
+    /* allowed == 0: the op takes any dtype, so no declaration is too wide. */
     uint64_t extra = a->allowed ? rule->mask & ~(uint64_t)a->allowed : 0;
     for (int t = 1; t < 64; t++)
       if (extra >> t & 1)
@@ -281,6 +289,8 @@ const dfx_kernel_def *dfx__registry_kernel_for(const dfx_registry *r, const dfx_
   }
   const type_rule *why = NULL;
   dfx_dtype bad = DFX_INVALID;
+  /* Rows of one op never overlap (dfx__kernels_add): a node whose type
+   * attrs are all set matches one row at most, whatever the order. */
   for (const krow *row = e->kernels; row; row = row->next)
     if (row_accepts(row, node, &why, &bad)) return row->def;
   /* Name an attr whose value no row takes at all, with what would have
@@ -330,6 +340,7 @@ uint64_t dfx__registry_kernel_types(const dfx_registry *r, const char *op, const
   uint64_t mask = 0;
   for (const krow *row = e ? e->kernels : NULL; row; row = row->next) {
     const type_rule *rule = rule_for(row, attr);
+    /* A row that does not constrain attr takes every dtype for it. */
     mask |= rule ? rule->mask : ~(uint64_t)0;
   }
   return mask;

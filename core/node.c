@@ -4,6 +4,9 @@
 #include <string.h>
 
 dfx_ctrl_op dfx__ctrl_class(const char *op) {
+  /* TF's node-class table (its graph/graph.cc, tf-semantics §2.1): a Ref form
+   * shares its base op's class, and _SwitchN is a Switch. RefSelect is no
+   * Ref form of a control op, so it is never stripped. */
   if (strncmp(op, "Ref", 3) == 0 && strcmp(op, "RefSelect") != 0) op += 3;
   if (strcmp(op, "_SwitchN") == 0) return DFX_CTRL_SWITCH;
 #define XX(name, str) \
@@ -13,6 +16,8 @@ dfx_ctrl_op dfx__ctrl_class(const char *op) {
   return DFX_CTRL_NONE;
 }
 
+/* A linear scan: nodes carry a handful of attrs. A kernel that reads one on
+ * every call pays it each time; a hot one reads it in init instead. */
 const dfx_attr *dfx__node_attr(const dfx_node *n, const char *name) {
   for (int i = 0; i < n->n_attrs; i++)
     if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
@@ -42,6 +47,7 @@ dfx_dtype dfx__attr_type(const dfx_node *n, const char *name, dfx_dtype def) {
 const char *dfx__attr_str(const dfx_node *n, const char *name, const char *def) {
   const dfx_attr *a = dfx__node_attr(n, name);
   if (!a || a->kind != DFX_ATTR_S) return def;
+  /* An empty bytes value may have no buffer at all; callers expect a string. */
   return a->v.s.ptr ? a->v.s.ptr : "";
 }
 

@@ -10,14 +10,21 @@
 #include "dtype.h"
 #include "status.h"
 
+/* TF's AddDefaultsToNodeDef (tf-semantics §1.3): an attr the GraphDef omits
+ * takes the OpDef default, so kernels and validation always find it. An
+ * attr the GraphDef does carry is never replaced, even by an equal value. */
 dfx_code dfx__node_fill_defaults(dfx_node *n, const dfx_op_def *def, dfx_status *st) {
   for (int i = 0; i < def->n_attrs; i++) {
     const dfx_op_attr *a = &def->attrs[i];
     if (!a->has_default || dfx__node_attr(n, a->name)) continue;
     dfx_attr *na = dfx__realloc(n->attrs, sizeof *na * (size_t)(n->n_attrs + 1));
     if (!na) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    /* n->attrs is updated before the copy can fail, and n_attrs only after it
+     * succeeds: on any error the node stays consistent for its owner to free. */
     n->attrs = na;
     if (dfx__attr_copy(&na[n->n_attrs], &a->def) != DFX_OK) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    /* The OpDef's default value is parsed bare, without a name (op_def.c); the
+     * node's attr takes the OpDef attr's name. */
     dfx__free(na[n->n_attrs].name);
     if (!(na[n->n_attrs].name = dfx__strdup(a->name))) {
       dfx__attr_clear(&na[n->n_attrs]);
@@ -31,6 +38,9 @@ dfx_code dfx__node_fill_defaults(dfx_node *n, const dfx_op_def *def, dfx_status 
 /* Counts how many tensors an argument expands to, and writes their dtypes
  * into types (if not NULL). Returns -1 after filling st on a bad attr. */
 static int expand_arg(const dfx_node *n, const dfx_op_arg *a, dfx_dtype *types, dfx_status *st) {
+  /* The three ArgDef forms, as in TF: a list(type) attr gives one tensor per
+   * listed type; otherwise an optional number attr repeats one type, which a
+   * type attr or the fixed type supplies. */
   if (a->type_list_attr) {
     const dfx_attr_list *l = dfx__attr_list(n, a->type_list_attr);
     if (!l) {
@@ -57,6 +67,8 @@ static int expand_arg(const dfx_node *n, const dfx_op_arg *a, dfx_dtype *types, 
       dfx__status_set(st, DFX_EINVAL, "missing or non-int attr '%s'", a->number_attr);
       return -1;
     }
+    /* N comes from the GraphDef: the bound keeps a hostile value from sizing a
+     * huge dtype array or overflowing the int totals below. */
     if (na->v.i < 0 || na->v.i > 1000000) {
       dfx__status_set(st, DFX_EINVAL, "attr '%s' = %lld is out of range", a->number_attr, (long long)na->v.i);
       return -1;
@@ -77,6 +89,8 @@ static int expand_arg(const dfx_node *n, const dfx_op_arg *a, dfx_dtype *types, 
   return count;
 }
 
+/* Two passes: the first counts and validates (messages go to st), the second
+ * fills the array and cannot fail, since it reads the same attrs. */
 static dfx_code expand_list(const dfx_node *n, const dfx_op_arg *args, int n_args, dfx_dtype **out, int *count,
                             dfx_status *st) {
   int total = 0;
@@ -85,6 +99,7 @@ static dfx_code expand_list(const dfx_node *n, const dfx_op_arg *args, int n_arg
     if (c < 0) return st ? st->code : DFX_EINVAL;
     total += c;
   }
+  /* At least one element, so NULL always means out of memory. */
   dfx_dtype *types = dfx__calloc(total ? (size_t)total : 1, sizeof *types);
   if (!types) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   for (int i = 0, k = 0; i < n_args; i++) k += expand_arg(n, &args[i], types + k, NULL);
@@ -94,6 +109,8 @@ static dfx_code expand_list(const dfx_node *n, const dfx_op_arg *args, int n_arg
 }
 
 dfx_code dfx__node_resolve_types(dfx_node *n, const dfx_op_def *def, int *n_in_expected, dfx_status *st) {
+  /* Finalisation runs again after every edit and pass, so a node may already
+   * have dtypes: they are recomputed from the current attrs, never reused. */
   dfx__free(n->in_types);
   dfx__free(n->out_types);
   n->in_types = n->out_types = NULL;
@@ -107,6 +124,8 @@ dfx_code dfx__node_resolve_types(dfx_node *n, const dfx_op_def *def, int *n_in_e
 /* ---- attr validation (TF's ValidateNodeDef and ValidateAttrValue) ---- */
 
 /* Writes "float32, int32" (the dtypes in mask) into buf. */
+/* snprintf returns the untruncated length, so o may pass cap; the loop test
+ * stops before cap - o could wrap. The same holds in str_set. */
 static const char *type_set(uint32_t mask, char *buf, size_t cap) {
   size_t o = 0;
   buf[0] = 0;
@@ -170,15 +189,19 @@ static dfx_code check_attr(const dfx_node *n, const dfx_op_attr *a, dfx_status *
     return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' is a %s value but the op declares %s", n->name,
                            n->op, a->name, value_kind(v, buf, sizeof buf), a->type);
   }
+  /* TF's ValidateAttrValue: a type attr never holds a ref dtype; refs only
+   * appear on inputs and outputs (Ref(T) in the signature). */
   if (v->ref_dtype)
     return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' must not have a reference type value", n->name,
                            n->op, a->name);
+  /* ">= k" is an int attr's minimum value, or a list's minimum length. */
   if (a->has_min && !list && v->v.i < a->min)
     return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' = %lld is below the minimum %lld", n->name,
                            n->op, a->name, (long long)v->v.i, (long long)a->min);
   if (a->has_min && list && v->v.list.n < a->min)
     return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): attr '%s' has %d elements, below the minimum length %lld",
                            n->name, n->op, a->name, v->v.list.n, (long long)a->min);
+  /* An empty allowed set means any value. */
   if (!a->allowed && !a->allowed_s.v.list.n) return DFX_OK;
   if (!list) return check_allowed(n, a, v, -1, st);
   for (int k = 0; k < v->v.list.n; k++) {

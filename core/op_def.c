@@ -25,6 +25,8 @@ static void skip_ws(cursor *c) {
   while (*c->p && isspace((unsigned char)*c->p)) c->p++;
 }
 
+/* Only the first failure is recorded: later ones are knock-on effects of a
+ * cursor left mid-token. "%.20s" shows where the parser stopped. */
 static int fail(cursor *c, const char *what) {
   if (c->code == DFX_OK)
     c->code = dfx__status_set(c->st, DFX_EINTERNAL, "op signature of %s: %s near \"%.20s\"", c->op, what, c->p);
@@ -100,6 +102,7 @@ static int parse_arg(cursor *c, const dfx_op_def *d, dfx_op_arg *a) {
   memset(a, 0, sizeof *a);
   char w[128];
   if (!(a->name = ident(c)) || expect(c, ':') || word(c, w, sizeof w)) return -1;
+  /* "N * T": N must be an int attr, and the repeated word follows the star. */
   if (accept(c, "*")) {
     const dfx_op_attr *num = dfx__op_def_attr(d, w);
     if (!num || num->kind != DFX_ATTR_I) return fail(c, "number attr is not an int attr");
@@ -111,6 +114,8 @@ static int parse_arg(cursor *c, const dfx_op_def *d, dfx_op_arg *a) {
   }
   const dfx_op_attr *at = dfx__op_def_attr(d, w);
   if (at && at->kind == DFX_ATTR_TYPE) return (a->type_attr = dup_word(c, w)) ? 0 : -1;
+  /* TF's ArgDef never combines number_attr with type_list_attr, so "N * L"
+   * with L a list(type) attr falls through and fails as an unknown dtype. */
   if (at && at->kind == DFX_ATTR_LIST && at->elem == DFX_ATTR_TYPE && !a->number_attr)
     return (a->type_list_attr = dup_word(c, w)) ? 0 : -1;
   a->type = dfx__dtype_parse(w);
@@ -130,6 +135,7 @@ static int parse_args(cursor *c, const dfx_op_def *d, const char *end, dfx_op_ar
       *out = na;
     }
     int r = parse_arg(c, d, &(*out)[*n]);
+    /* parse_arg zeroed the slot first, so free_arg on it is safe. */
     (*n)++; /* counted even when half-built, so the caller frees its strings */
     if (r) return -1;
     accept(c, ",");
@@ -158,6 +164,7 @@ static int parse_int(cursor *c, int64_t *v) {
   if (token(c, buf, sizeof buf)) return -1;
   errno = 0;
   *v = strtoll(buf, &e, 10);
+  /* errno catches ERANGE: a value beyond int64 is an error, not a clamp. */
   return *e || errno ? fail(c, "bad integer") : 0;
 }
 
@@ -173,6 +180,8 @@ static int parse_double(cursor *c, double *v) {
 static int parse_quoted(cursor *c, dfx_str *out) {
   if (expect(c, '\'')) return -1;
   const char *s = c->p;
+  /* First find the closing quote, stepping over escapes so \' does not end the
+   * string. Escapes only shrink the text, so raw + 1 bytes hold the result. */
   while (*c->p && *c->p != '\'') c->p += c->p[0] == '\\' && c->p[1] ? 2 : 1;
   if (!*c->p) return fail(c, "unterminated string");
   size_t raw = (size_t)(c->p - s);
@@ -221,6 +230,7 @@ static int parse_shape(cursor *c, dfx_shape *sh) {
   if (expect(c, '[')) return -1;
   int64_t dims[DFX_MAX_DIMS];
   while (!accept(c, "]")) {
+    /* The bound protects the stack array, and no tensor can have more dims. */
     if (sh->rank == DFX_MAX_DIMS) return fail(c, "shape too long");
     if (parse_int(c, &dims[sh->rank])) return -1;
     if (dims[sh->rank++] < -1) return fail(c, "dimension below -1");
@@ -261,6 +271,7 @@ static int parse_tensor(cursor *c, dfx_tensor **out) {
   dfx_shape sh = {0};
   if (expect_str(c, "tensor(") || dtype_word(c, &t) || expect(c, ',') || parse_shape(c, &sh)) goto fail;
   dfx_code code = DFX_OK;
+  /* A tensor needs a known shape; zeros are the fill when no value is given. */
   if (sh.rank < 0 || !(*out = dfx__tensor_zeros(t, sh.rank, sh.dims, &code))) {
     if (code == DFX_ENOMEM) oom(c);
     else fail(c, "bad tensor shape or dtype");
@@ -273,6 +284,9 @@ static int parse_tensor(cursor *c, dfx_tensor **out) {
       fail(c, "bad tensor value");
       goto fail;
     }
+  /* buf still holds the last value's text: writing it into the remaining
+   * elements is TF's last-value-repeats rule. It parsed once, so it cannot
+   * fail now. */
   for (; k > 0 && k < (*out)->count; k++) tensor_put(*out, k, buf);
   if (expect(c, ')')) goto fail;
   dfx__free(sh.dims);
@@ -294,6 +308,8 @@ static int parse_value(cursor *c, dfx_attr_kind kind, dfx_attr *v) {
     case DFX_ATTR_I: return parse_int(c, &v->v.i);
     case DFX_ATTR_F:
       if (parse_double(c, &d)) return -1;
+      /* A float attr is 32-bit in TF's AttrValue; the text is read as double and
+       * rounded once. */
       v->v.f = (float)d;
       return 0;
     case DFX_ATTR_B:
@@ -319,6 +335,8 @@ static int list_push(cursor *c, dfx_attr_list *l, dfx_attr *item) {
   }
   l->v.i = nv;
   l->kind = item->kind;
+  /* Moved, not copied: the list owns item's buffers now, and the caller must
+   * not clear item. */
   memcpy((char *)nv + esz * (size_t)l->n++, &item->v, esz);
   return 0;
 }
@@ -355,6 +373,8 @@ static dfx_attr_kind parse_set(cursor *c, dfx_op_attr *a) {
     } else {
       dfx_dtype t;
       if (dtype_word(c, &t)) return DFX_ATTR_NONE;
+      /* A bit per dtype: every dtype value is below DFX_DTYPE_END_ (24), so a
+       * uint32 holds the set. */
       a->allowed |= 1u << t;
     }
   } while (accept(c, ","));
@@ -372,6 +392,8 @@ static int parse_kind(cursor *c, dfx_op_attr *a) {
     char w[16];
     if (word(c, w, sizeof w)) return -1;
     /* The kinds an attr may declare run from string to func (attr.h). */
+    /* Matching kind names against attr.c's table keeps one spelling of each
+     * kind for parsing and for messages. */
     for (dfx_attr_kind i = DFX_ATTR_S; i <= DFX_ATTR_FUNC; i++)
       if (strcmp(dfx__attr_kind_name(i), w) == 0) k = i;
     if (k == DFX_ATTR_NONE) return fail(c, "unknown attr type");
@@ -397,6 +419,8 @@ static int parse_attrs(cursor *c, dfx_op_def *d) {
       if (!na) return oom(c);
       d->attrs = na;
     }
+    /* Counted before parsing, and zeroed, so dfx__op_def_free releases a
+     * half-parsed attr too. */
     dfx_op_attr *a = &d->attrs[d->n_attrs++];
     memset(a, 0, sizeof *a);
     if (!(a->name = ident(c)) || expect(c, ':') || parse_kind(c, a)) return -1;
@@ -423,6 +447,8 @@ dfx_code dfx__op_def_parse(const dfx_op_src *src, dfx_op_def **out, dfx_status *
   }
   d->flags = src->flags;
   cursor c = {.p = src->attrs ? src->attrs : "", .op = src->name, .st = st};
+  /* Attrs first: parse_arg resolves each argument's word against them (a type
+   * attr, a list(type) attr, or else a dtype). */
   if (parse_attrs(&c, d)) goto fail;
   c.p = src->args ? src->args : "";
   const char *arrow = strstr(c.p, "->");
@@ -455,12 +481,15 @@ void dfx__op_def_free(dfx_op_def *d) {
 }
 
 const dfx_op_attr *dfx__op_def_attr(const dfx_op_def *d, const char *name) {
+  /* An arg's attr references are optional (NULL), and callers pass them as is. */
   if (!name) return NULL;
   for (int i = 0; i < d->n_attrs; i++)
     if (strcmp(d->attrs[i].name, name) == 0) return &d->attrs[i];
   return NULL;
 }
 
+/* The generator sorts rows by Python's string order, which for these ASCII
+ * names is strcmp's: any other order would make bsearch miss ops. */
 static int cmp_row(const void *key, const void *row) { return strcmp(key, ((const dfx_op_src *)row)->name); }
 
 const dfx_op_src *dfx__op_table_tf_find(const char *name) {

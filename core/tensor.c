@@ -62,6 +62,9 @@ static void cache_key_init(void) {
 static void cache_arm(void) {
   cache.armed = 1;
   uv_once(&cache_once, cache_key_init);
+  /* Without a key the thread's cached structs are simply lost at its exit:
+   * a leak in a rare failure, never a crash. A destructor only runs for a
+   * non-NULL value, hence the per-thread setspecific. */
   if (cache_key != (pthread_key_t)-1) pthread_setspecific(cache_key, &cache);
 }
 
@@ -98,6 +101,7 @@ static dfx_tensor *new_tensor(dfx_dtype dtype, int ndims, const int64_t *dims, i
   t->cached = 1;
   t->immortal = 0;
   if (ndims) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)ndims);
+  /* Every header field is set here: a recycled struct still holds its last life's. */
   t->owns_data = nbytes > DFX_TENSOR_INLINE;
   t->data = t->owns_data ? NULL : t->inline_buf;
   return t;
@@ -115,6 +119,8 @@ dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, d
       return t;
     }
   }
+  /* Storage size 0 means a dtype with no element layout here (invalid or not
+   * supported), except resource and variant, whose elements are pointers. */
   if ((esz == 0 && dtype != DFX_RESOURCE && dtype != DFX_VARIANT) || ndims < 0 || ndims > DFX_MAX_DIMS) {
     *code = DFX_EINVAL;
     return NULL;
@@ -143,6 +149,8 @@ dfx_tensor *dfx__tensor_alloc(dfx_dtype dtype, int ndims, const int64_t *dims, d
       return NULL;
     }
   }
+  /* Pointer elements must start NULL: unref frees every string's bytes, and
+   * an error path may release the tensor before a kernel fills it. */
   if (dtype == DFX_STRING || dtype == DFX_RESOURCE || dtype == DFX_VARIANT) memset(t->data, 0, nbytes);
   *code = DFX_OK;
   return t;
@@ -161,11 +169,17 @@ dfx_tensor *dfx__tensor_scalar(dfx_dtype dtype, const void *value) {
 }
 
 void dfx__tensor_unref(dfx_tensor *t) {
+  /* Acquire-release: the thread that frees must see every write the other
+   * holders made before they dropped their references. */
   if (!t || t->immortal || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  /* A wrapped tensor's elements belong to the caller, so their string bytes
+   * are not ours to free. */
   if (t->dtype == DFX_STRING && (t->owns_data || t->data == t->inline_buf)) {
     dfx_str *s = t->data;
     for (int64_t i = 0; i < t->count; i++) dfx__free(s[i].ptr);
   }
+  /* bufcache needs the size the buffer was allocated with, so nbytes of a
+   * tensor that owns its data never changes. */
   if (t->owns_data) dfx__buf_free(t->data, t->nbytes);
   if (t->dealloc) t->dealloc(t->data, t->dealloc_ud);
   if (t->cached && cache.n < CACHE_MAX) {
@@ -210,8 +224,12 @@ dfx_tensor *dfx__tensor_reshaped(dfx_tensor *t, int ndims, const int64_t *dims) 
     v->data = v->inline_buf;
     memcpy(v->data, t->data, t->nbytes);
   } else {
+    /* A view never owns its data, so dfx__tensor_unique is false for it and
+     * no kernel writes through it into a base other nodes still read. */
     v->data = t->data;
     v->dealloc = view_release;
+    /* An immortal view (dealloc == view_release, checked above) keeps its
+     * mortal base in dealloc_ud: reference that, not the immortal. */
     v->dealloc_ud = dfx__tensor_ref(t->immortal ? (dfx_tensor *)t->dealloc_ud : t);
   }
   return v;
@@ -221,6 +239,8 @@ void dfx__tensor_set_immortal(dfx_tensor *t) { t->immortal = 1; }
 
 void dfx__tensor_free_immortal(dfx_tensor *t) {
   if (!t) return;
+  /* ref/unref skipped it while immortal, so refs is still the 1 it was made
+   * with: clearing the flag lets the ordinary unref free it. */
   t->immortal = 0;
   dfx__tensor_unref(t);
 }
@@ -240,6 +260,8 @@ dfx_tensor *dfx__tensor_copy(const dfx_tensor *t) {
   const dfx_str *src = t->data;
   dfx_str *dst = c->data;
   for (int64_t i = 0; i < t->count; i++) {
+    /* c's elements start zeroed, so unref after a failure frees only the
+     * strings copied so far. */
     if (src[i].len == 0) continue;
     dst[i].ptr = dfx__strndup(src[i].ptr, src[i].len);
     if (!dst[i].ptr) {
@@ -257,6 +279,8 @@ bool dfx__tensor_same_shape(const dfx_tensor *a, const dfx_tensor *b) {
 
 const char *dfx__shape_str(int ndims, const int64_t *dims, char *buf, size_t n) {
   size_t o = 0;
+  /* snprintf returns the untruncated length, so o may pass n: every later
+   * write checks o < n first, and the output is cut but terminated. */
   o += (size_t)snprintf(buf + o, n - o, "[");
   for (int i = 0; i < ndims && o < n; i++)
     o += (size_t)snprintf(buf + o, n - o, i ? ",%lld" : "%lld", (long long)dims[i]);
@@ -272,6 +296,7 @@ double dfx__tensor_get_f64(const dfx_tensor *t, int64_t i) {
     case DFX_F16: return dfx__f16_to_f32(((const uint16_t *)p)[i]);
     case DFX_BF16: return dfx__bf16_to_f32(((const uint16_t *)p)[i]);
     case DFX_BOOL: return ((const uint8_t *)p)[i] ? 1.0 : 0.0;
+    /* Not through get_i64, which would wrap values of 2^63 and more. */
     case DFX_U64: return (double)((const uint64_t *)p)[i];
     default: return (double)dfx__tensor_get_i64(t, i);
   }
@@ -288,6 +313,8 @@ int64_t dfx__tensor_get_i64(const dfx_tensor *t, int64_t i) {
     case DFX_U32: return ((const uint32_t *)p)[i];
     case DFX_I64: return ((const int64_t *)p)[i];
     case DFX_U64: return (int64_t)((const uint64_t *)p)[i];
+    /* Truncates toward zero, as a C cast does; NaN and out-of-range values
+     * are the caller's to exclude. */
     case DFX_F32: case DFX_F64: case DFX_F16: case DFX_BF16: return (int64_t)dfx__tensor_get_f64(t, i);
     default: return 0;
   }
@@ -296,6 +323,7 @@ int64_t dfx__tensor_get_i64(const dfx_tensor *t, int64_t i) {
 /* ---- public tensor API ---- */
 
 size_t dfx_set_max_tensor_bytes(size_t max_bytes) {
+  /* Through dfx__tensor_limit, so an unset limit reports the default in force. */
   size_t old = dfx__tensor_limit();
   __atomic_store_n(&dfx__tensor_max_bytes, max_bytes, __ATOMIC_RELAXED); /* 0: default again on next use */
   return old;
@@ -303,12 +331,15 @@ size_t dfx_set_max_tensor_bytes(size_t max_bytes) {
 
 dfx_tensor *dfx_tensor_new(dfx_dtype dtype, const int64_t *dims, int ndims) {
   if (ndims > 0 && !dims) return NULL;
+  /* Their elements are internal pointers a caller could neither fill nor own. */
   if (dtype == DFX_RESOURCE || dtype == DFX_VARIANT) return NULL;
   return dfx__tensor_zeros(dtype, ndims, dims, NULL);
 }
 
 dfx_tensor *dfx_tensor_new_copy(dfx_dtype dtype, const int64_t *dims, int ndims, const void *data,
                                 size_t nbytes) {
+  /* String elements are dfx_str records, not flat bytes: dfx_tensor_set_string
+   * fills those one by one. */
   if (dtype == DFX_STRING || (nbytes && !data)) return NULL;
   dfx_tensor *t = dfx_tensor_new(dtype, dims, ndims);
   if (!t) return NULL;
@@ -326,6 +357,8 @@ dfx_tensor *dfx_tensor_new_wrap(dfx_dtype dtype, const int64_t *dims, int ndims,
   if (esz == 0 || ndims < 0 || ndims > DFX_MAX_DIMS || (ndims > 0 && !dims)) return NULL;
   int64_t count = dfx__shape_count(ndims, dims);
   if (count < 0 || dfx__mul_size((size_t)count, esz) != nbytes || (nbytes && !data)) return NULL;
+  /* owns_data stays 0: the elements are the caller's, so no kernel takes this
+   * tensor as a unique input to overwrite (dfx__tensor_unique). */
   dfx_tensor *t = dfx__malloc(sizeof *t);
   if (!t) return NULL;
   *t = (dfx_tensor){.refs = 1, .dtype = (uint8_t)dtype, .ndims = (uint8_t)ndims, .count = count,
@@ -351,6 +384,7 @@ const char *dfx_tensor_string(const dfx_tensor *t, int64_t i, size_t *len) {
   }
   const dfx_str *s = (const dfx_str *)t->data + i;
   if (len) *len = s->len;
+  /* An empty element has no buffer; callers get "" rather than NULL. */
   return s->ptr ? s->ptr : "";
 }
 
@@ -361,6 +395,8 @@ dfx_code dfx_tensor_set_string(dfx_tensor *t, int64_t i, const char *s, size_t l
     p = dfx__strndup(s, len);
     if (!p) return DFX_ENOMEM;
   }
+  /* The copy is made before the old bytes are freed: on DFX_ENOMEM the
+   * element is unchanged. */
   dfx_str *e = (dfx_str *)t->data + i;
   dfx__free(e->ptr);
   e->ptr = p;

@@ -19,6 +19,8 @@ struct dfx_arena_blk {
 void *dfx__arena_alloc(dfx_arena *a, size_t n) {
   const size_t align = _Alignof(max_align_t);
   n = (n + align - 1) & ~(align - 1);
+  /* A zero-byte request still gets memory, so NULL always means out of memory
+   * to callers that copy empty arrays and strings. */
   if (n == 0) n = align;
   dfx_arena_blk *h = a->head;
   if (!h || h->cap - h->used < n) {
@@ -47,6 +49,7 @@ void *dfx__arena_alloc(dfx_arena *a, size_t n) {
 
 char *dfx__arena_strndup(dfx_arena *a, const char *s, size_t n) {
   char *p = dfx__arena_alloc(a, n + 1);
+  /* No terminator to write: arena memory comes zeroed. */
   if (p) memcpy(p, s, n);
   return p;
 }
@@ -62,6 +65,8 @@ char *dfx__arena_strdup(dfx_arena *a, const char *s) { return dfx__arena_strndup
 char *dfx__arena_printf(dfx_arena *a, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  /* Measure first, then format into exactly that much arena memory; the
+   * va_list is consumed by each pass, so it is restarted. */
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (n < 0) return NULL;

@@ -18,6 +18,8 @@ dfx_code dfx__builder_fail(dfx_builder *b, dfx_status *st, dfx_code code, const 
   char msg[DFX_STATUS_MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
+  /* Formatted once and stored twice: the sticky error keeps the builder's first
+   * failure, which every later finalisation reports; st gets this one. */
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (b && b->err.code == DFX_OK) dfx__status_set(&b->err, code, "%s", msg);
@@ -61,6 +63,7 @@ int dfx_builder_node_count(const dfx_builder *b) { return b ? b->g->n_nodes : 0;
 
 /* ---- names: the graph's nodes plus reserved names ---- */
 
+/* 32-bit FNV-1a, as graph.c's name index. */
 static uint32_t hash_name(const char *s, size_t len) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
@@ -79,6 +82,7 @@ static uint32_t reserved_slot(const char *const *keys, uint32_t cap, const char 
 static bool reserve(dfx_builder *b, const char *key) {
   if ((b->rcount + 1) * 2 > b->rcap) {
     uint32_t cap = b->rcap ? b->rcap * 2 : 64;
+    /* Keys are arena strings: growing rehashes pointers, never copies names. */
     const char **keys = dfx__calloc(cap, sizeof *keys);
     if (!keys) return false;
     for (uint32_t i = 0; i < b->rcap; i++)
@@ -103,6 +107,8 @@ const char *dfx__builder_unique(dfx_builder *b, const char *base, dfx_status *st
   char *name = dfx__arena_strdup(&b->arena, base);
   for (int k = 1; name && name_state(b, name, strlen(name)) != -2; k++)
     name = dfx__arena_printf(&b->arena, "%s_%d", base, k);
+  /* Reserved at once: a second request for the same base before the node
+   * exists must not get the same name. */
   if (!name || !reserve(b, name)) {
     OOM(b, st);
     return NULL;
@@ -136,8 +142,11 @@ static dfx_code push_input(dfx_builder *b, int id, const char *in, dfx_status *s
     const char *s = dfx__arena_strdup(&b->arena, in);
     if (!s) return OOM(b, st);
     const dfx_node *n = &b->g->nodes[id];
+    /* k is where the input lands: the next data or control index. */
     b->pending[b->n_pending] = (dfx_bpending){id, slot < 0 ? n->n_ctrl : n->n_in, slot < 0, s};
   }
+  /* A pending input points at the node itself as a placeholder, so counts and
+   * order are right; n_pending grows only once the edit has succeeded. */
   if (dfx__graph_add_input(b->g, id, src >= 0 ? src : id, slot, NULL) != DFX_OK) return OOM(b, st);
   if (src < 0) b->n_pending++;
   return DFX_OK;
@@ -156,6 +165,8 @@ dfx_code dfx__builder_raw(dfx_builder *b, const char *op, const char *full, cons
     b->nodes = nn;
     b->cap_nodes = cap;
   }
+  /* Handles live in the arena, never moved: the pointers users hold stay
+   * valid when b->nodes grows. */
   dfx_bnode *h = dfx__arena_alloc(&b->arena, sizeof *h);
   if (!h) return OOM(b, st);
   dfx_status es;
@@ -178,6 +189,8 @@ static dfx_code route_input(dfx_builder *b, int ctx, const char *in, const char 
                             dfx_status *st) {
   *out = in;
   int slot, p = dfx__builder_producer(b, in, &slot);
+  /* Data inputs are routed into the context (through Enters or Switches as
+   * needed); a control input cannot be, so it must already be in the frame. */
   if (slot >= 0) return dfx__builder_import(b, ctx, in, out, st);
   if (p < 0) return DFX_OK;
   int pc = b->nodes[p]->ctx;
@@ -232,6 +245,8 @@ dfx_code dfx_builder_node(dfx_builder *b, const char *op, const char *name, cons
       return dfx__builder_fail(b, st, DFX_EINVAL, "dfx_builder_node: invalid node name '%s'", name);
     full = dfx__arena_printf(&b->arena, "%s%s", b->scope, name);
     if (!full) return OOM(b, st);
+    /* A user's name must be free, not even reserved: reserved names belong to
+     * nodes the while/cond helpers are about to add. */
     if (name_state(b, full, strlen(full)) != -2)
       return dfx__builder_fail(b, st, DFX_EINVAL, "dfx_builder_node: node name '%s' is already used", full);
   } else {
@@ -251,6 +266,7 @@ const char *dfx_bnode_name(const dfx_bnode *n) { return n ? n->b->g->nodes[n->id
 
 const char *dfx_bnode_output(dfx_bnode *n, int k) {
   if (!n || k < 0) return NULL;
+  /* Output 0 is the bare name, the form TF writes. */
   if (k == 0) return dfx_bnode_name(n);
   char *s = dfx__arena_printf(&n->b->arena, "%s:%d", dfx_bnode_name(n), k);
   if (!s) OOM(n->b, NULL);
@@ -287,6 +303,8 @@ static dfx_code resolve_pending(const dfx_builder *b, dfx_graph *g, dfx_status *
     int slot, src = dfx__builder_producer(b, p->input, &slot);
     if (src < 0)
       return dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): Unknown input node '%s'", n->name, n->op, p->input);
+    /* Only the copy is fixed up: the builder's graph keeps its placeholders,
+     * so a later node may still satisfy an input not added yet. */
     dfx__graph_set_input(g, p->node, p->ctrl ? n->n_in + p->k : p->k, src, slot);
   }
   return DFX_OK;
@@ -302,6 +320,8 @@ static dfx_code make_graph(dfx_builder *b, dfx_graph **out, dfx_status *st) {
   dfx_graph *g;
   dfx_code c = dfx__graph_clone(b->g, &g, st);
   if (c != DFX_OK) return c;
+  /* Inference needs the real producers (resolve_pending) to derive type and
+   * length attrs, and finalisation needs those attrs to validate. */
   if ((c = resolve_pending(b, g, st)) != DFX_OK || (c = dfx__builder_infer(g, st)) != DFX_OK ||
       (c = dfx__graph_finalize(g, st)) != DFX_OK) {
     dfx_graph_free(g);

@@ -1,5 +1,6 @@
 /* capi_graph.c - public graph calls for placeholder listing and typed attr
- * reads. */
+ * reads. Every pointer handed out (names, dims, list values) is borrowed
+ * from the graph's own nodes: no copies, valid as long as the graph is. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ int dfx_graph_placeholders(const dfx_graph *g, dfx_placeholder *out, int cap) {
     const dfx_node *n = &g->nodes[i];
     bool with_default = strcmp(n->op, "PlaceholderWithDefault") == 0;
     if (!with_default && strcmp(n->op, "Placeholder") != 0 && strcmp(n->op, "PlaceholderV2") != 0) continue;
+    /* Counting goes on past cap: the return value sizes the caller's next call. */
     if (count < cap) {
       const dfx_shape *sh = dfx__attr_shape(n, "shape");
       out[count] = (dfx_placeholder){
@@ -23,6 +25,7 @@ int dfx_graph_placeholders(const dfx_graph *g, dfx_placeholder *out, int cap) {
           .dtype = dfx__attr_type(n, "dtype", DFX_INVALID),
           .rank = sh ? sh->rank : -1,
           .dims = sh && sh->rank > 0 ? sh->dims : NULL,
+          /* A PlaceholderWithDefault runs without a feed; the caller may skip it. */
           .has_default = with_default,
       };
     }
@@ -78,6 +81,8 @@ const char *dfx_graph_node_attr_kind(const dfx_graph *g, int i, const char *name
 /* The attr if it exists and has kind `want` (a list kind for lists). */
 static const dfx_attr *get_attr(const dfx_graph *g, int i, const char *name, dfx_attr_kind want, bool list,
                                 const void *out, dfx_status *st) {
+  /* A successful call leaves st at DFX_OK: a message is only valid until the
+   * status is next used (TF's TF_Message rule), so a stale one must not stay. */
   dfx__status_clear(st);
   if (!g || !name || !out || i < 0 || i >= g->n_nodes) {
     dfx__status_set(st, DFX_EINVAL, "dfx_graph_node_attr: NULL argument or node %d out of range", i);
@@ -89,6 +94,7 @@ static const dfx_attr *get_attr(const dfx_graph *g, int i, const char *name, dfx
     dfx__status_set(st, DFX_ENOTFOUND, "node '%s' (%s) has no attr '%s'", n->name, n->op, name);
     return NULL;
   }
+  /* An empty list has no element kind, so it answers every list getter. */
   bool ok = list ? a->kind == DFX_ATTR_LIST && (a->v.list.kind == want || a->v.list.n == 0) : a->kind == want;
   if (!ok) {
     dfx__status_set(st, DFX_EINVAL, "attr '%s' of node '%s' is %s, not %s%s%s", name, n->name,
@@ -99,6 +105,8 @@ static const dfx_attr *get_attr(const dfx_graph *g, int i, const char *name, dfx
 }
 
 /* Code for a failed get_attr: the status holds it, or recompute when NULL. */
+/* st may be NULL, so the code cannot be read back from it; these are the
+ * same checks get_attr made, in the same order. */
 static dfx_code attr_fail(const dfx_graph *g, int i, const char *name, const void *out) {
   if (!g || !name || !out || i < 0 || i >= g->n_nodes) return DFX_EINVAL;
   return dfx__node_attr(&g->nodes[i], name) ? DFX_EINVAL : DFX_ENOTFOUND;
@@ -155,6 +163,8 @@ dfx_code dfx_graph_node_attr_tensor(const dfx_graph *g, int i, const char *name,
   if (out) *out = NULL;
   const dfx_attr *a = get_attr(g, i, name, DFX_ATTR_TENSOR, false, out, st);
   if (!a) return attr_fail(g, i, name, out);
+  /* The attr tensor is never made immortal (sessions make immortal views of
+   * it, kernels/base.c), so this reference may outlive the graph. */
   *out = dfx__tensor_ref(a->v.tensor);
   return DFX_OK;
 }

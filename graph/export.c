@@ -41,6 +41,7 @@ static Tensorflow__AttrValue__ListValue *list_value(dfx_arena *a, const dfx_attr
       }
       p->n_s = n;
       break;
+    /* int64 and float lists have the same layout on both sides: one memdup. */
     case DFX_ATTR_I:
       if (!(p->i = dfx__arena_memdup(a, l->v.i, n * sizeof *p->i))) return NULL;
       p->n_i = n;
@@ -49,6 +50,9 @@ static Tensorflow__AttrValue__ListValue *list_value(dfx_arena *a, const dfx_attr
       if (!(p->f = dfx__arena_memdup(a, l->v.f, n * sizeof *p->f))) return NULL;
       p->n_f = n;
       break;
+    /* protobuf-c keeps each bool as an int (protobuf_c_boolean), and the enum
+     * below may differ in size from dfx_dtype: both are converted one by one.
+     * The dtype values themselves are the proto's (dfexec.h). */
     case DFX_ATTR_B:
       if (!(p->b = dfx__arena_alloc(a, n * sizeof *p->b))) return NULL;
       for (size_t k = 0; k < n; k++) p->b[k] = l->v.b[k];
@@ -95,6 +99,7 @@ static Tensorflow__AttrValue *attr_value(dfx_arena *a, const dfx_attr *at) {
       break;
     case DFX_ATTR_PLACEHOLDER:
       v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER;
+      /* The placeholder member is a proto string (char *), not bytes. */
       if (!(v->placeholder = dfx__arena_strndup(a, at->v.s.ptr ? at->v.s.ptr : "", at->v.s.len))) return NULL;
       break;
     case DFX_ATTR_I:
@@ -111,6 +116,8 @@ static Tensorflow__AttrValue *attr_value(dfx_arena *a, const dfx_attr *at) {
       break;
     case DFX_ATTR_TYPE:
       v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+      /* The ref flag is not written back: a DT_FLOAT_REF attr leaves as
+       * DT_FLOAT. Validation rejects it for every attr an op signature declares. */
       v->type = (Tensorflow__DataType)at->v.type;
       break;
     case DFX_ATTR_SHAPE:
@@ -143,6 +150,8 @@ static int by_key(const void *x, const void *y) {
 static char *input_string(dfx_arena *a, const dfx_graph *g, dfx_input in) {
   const char *src = g->nodes[in.node].name;
   if (in.slot < 0) return dfx__arena_printf(a, "^%s", src);
+  /* Output 0 is written bare, the form TF writes and ParseTensorName reads as
+   * output 0 (tf-semantics §1.3). */
   if (in.slot == 0) return dfx__arena_strdup(a, src);
   return dfx__arena_printf(a, "%s:%d", src, in.slot);
 }
@@ -154,6 +163,8 @@ static Tensorflow__NodeDef *node_def(dfx_arena *a, const dfx_graph *g, const dfx
   if (!(nd->name = dfx__arena_strdup(a, n->name)) || !(nd->op = dfx__arena_strdup(a, n->op)) ||
       !(nd->device = dfx__arena_strdup(a, n->device ? n->device : "")))
     return NULL;
+  /* n->in holds the data inputs first, then the control inputs: the order
+   * TF's importer insists on. */
   size_t n_in = (size_t)(n->n_in + n->n_ctrl);
   if (n_in && !(nd->input = dfx__arena_alloc(a, n_in * sizeof *nd->input))) return NULL;
   for (size_t k = 0; k < n_in; k++)
@@ -179,6 +190,7 @@ dfx_code dfx__graph_to_proto(const dfx_graph *g, dfx_arena *a, void **out, dfx_s
   *gd = (Tensorflow__GraphDef)TENSORFLOW__GRAPH_DEF__INIT;
   if (g->n_nodes && !(gd->node = dfx__arena_alloc(a, (size_t)g->n_nodes * sizeof *gd->node))) return oom(st);
   for (int i = 0; i < g->n_nodes; i++) {
+    /* Nodes an edit removed are still in the array until the next finalise. */
     if (g->nodes[i].removed) continue;
     if (!(gd->node[gd->n_node++] = node_def(a, g, &g->nodes[i]))) return oom(st);
   }
@@ -195,6 +207,8 @@ dfx_code dfx__graph_to_proto(const dfx_graph *g, dfx_arena *a, void **out, dfx_s
     v->n_bad_consumers = (size_t)g->meta.n_bad_consumers;
     gd->versions = v;
   }
+  /* Borrowed from the graph, not copied into the arena: the message dies
+   * with this call, and the graph outlives it. */
   gd->library = g->meta.library; /* carried as it came: functions are not imported yet */
   *out = gd;
   return DFX_OK;
@@ -214,6 +228,8 @@ dfx_code dfx_graph_serialize(const dfx_graph *g, int text, void **buf, size_t *l
     if ((c = dfx__pbtext_print(&gd->base, &s, len, st)) == DFX_OK) *buf = s;
   } else if (c == DFX_OK) {
     size_t n = protobuf_c_message_get_packed_size(&gd->base);
+    /* dfx__malloc, since the caller frees it with dfx_free; at least one byte,
+     * so NULL means out of memory even for an empty graph. */
     uint8_t *p = dfx__malloc(n ? n : 1);
     if (!p) c = oom(st);
     else {
@@ -229,6 +245,7 @@ dfx_code dfx__write_file(const char *path, const void *buf, size_t len, dfx_stat
   FILE *f = fopen(path, "wb");
   if (!f) return dfx__status_set(st, DFX_EIO, "cannot open '%s' for writing", path);
   size_t w = fwrite(buf, 1, len, f);
+  /* fclose flushes, so a full disk may only show here: its result counts. */
   if (fclose(f) != 0 || w != len) return dfx__status_set(st, DFX_EIO, "error writing '%s'", path);
   return DFX_OK;
 }

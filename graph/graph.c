@@ -11,6 +11,7 @@
 #include "function.pb-c.h"
 #include "pballoc.h"
 
+/* 32-bit FNV-1a over the name's bytes. */
 static uint32_t hash_name(const char *s, size_t len) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
@@ -46,6 +47,7 @@ void dfx_graph_free(dfx_graph *g) {
   dfx__graph_clear_frames(g);
   dfx__free(g->name_index);
   dfx__free(g->meta.bad_consumers);
+  /* The library was unpacked with this allocator (a wire-format copy). */
   if (g->meta.library) tensorflow__function_def_library__free_unpacked(g->meta.library, &dfx__pb_allocator);
   dfx__free(g);
 }
@@ -64,11 +66,14 @@ void dfx__tensor_name_parse(const char *s, const char **name, size_t *len, int *
   size_t n = strlen(s);
   size_t i = n;
   while (i > 0 && isdigit((unsigned char)s[i - 1])) i--;
+  /* The ":digits" test comes first, as in TF: "^a:1" is node "^a", output 1,
+   * which then fails as an unknown node rather than parsing as control. */
   if (i < n && i > 0 && s[i - 1] == ':') {
     *name = s;
     *len = i - 1;
     long long k = 0;
     for (size_t j = i; j < n && k <= INT32_MAX; j++) k = k * 10 + (s[j] - '0');
+    /* Clamped, not wrapped: a huge index still fails the output-range check. */
     *slot = k > INT32_MAX ? INT32_MAX : (int)k;
     return;
   }
@@ -92,6 +97,7 @@ int dfx__graph_find(const dfx_graph *g, const char *name, size_t len) {
     int id = g->name_index[i];
     if (id < 0) return -1;
     const char *n = g->nodes[id].name;
+    /* name may be a slice of an input string ("x:1"), not NUL-terminated at len. */
     if (strncmp(n, name, len) == 0 && n[len] == 0) return id;
   }
 }
@@ -130,6 +136,8 @@ static dfx_code index_build(dfx_graph *g, uint32_t cap, int *dup, int *dup_at) {
 
 dfx_code dfx__graph_index_rebuild(dfx_graph *g, dfx_status *st) {
   uint32_t cap = 16;
+  /* At least twice the node count: the table stays at most half full, so a
+   * probe always ends at an empty slot. */
   while (cap < (uint32_t)g->n_nodes * 2u) cap *= 2;
   int dup, at = 0;
   if (index_build(g, cap, &dup, &at) != DFX_OK) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
@@ -184,6 +192,8 @@ const char *dfx__graph_suggest(const dfx_graph *g, const char *name, char *buf, 
   int best = -1, best_d = (int)(len / 3 > 2 ? len / 3 : 2) + 1;
   for (int i = 0; i < g->n_nodes; i++) {
     size_t l = strlen(g->nodes[i].name);
+    /* The edit distance is at least the length difference, so names too far
+     * apart in length are skipped without computing it. */
     if (l > SUGGEST_MAX_LEN || (l > len ? l - len : len - l) >= (size_t)best_d) continue;
     int d = edit_distance(name, len, g->nodes[i].name, l);
     if (d < best_d) best_d = d, best = i;
@@ -210,6 +220,7 @@ const char *dfx_graph_node_op(const dfx_graph *g, int i) {
 }
 const char *dfx_graph_node_frame(const dfx_graph *g, int i) {
   const dfx_node *n = node_at(g, i);
+  /* frames exist once the graph is final, which every public graph is. */
   return n ? g->frames[n->frame].name : NULL;
 }
 int dfx_graph_node_num_inputs(const dfx_graph *g, int i) {

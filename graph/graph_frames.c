@@ -9,6 +9,8 @@
 #include "alloc.h"
 #include "graph_import.h"
 
+/* Frames are identified by frame_name alone, as in TF (one FrameInfo per
+ * distinct name, tf-semantics §2.5): two loops sharing a name share a frame. */
 static int find_frame(const dfx_graph *g, const char *name) {
   for (int i = 0; i < g->n_frames; i++)
     if (strcmp(g->frames[i].name, name) == 0) return i;
@@ -23,6 +25,7 @@ static int add_frame(dfx_graph *g, const char *name, int parent) {
   memset(f, 0, sizeof *f);
   if (!(f->name = dfx__strdup(name))) return -1;
   f->parent = parent;
+  /* -1 until the first Enter of the frame is met (dfx__graph_frames). */
   f->parallel_iterations = -1;
   return g->n_frames++;
 }
@@ -38,6 +41,8 @@ static int successor_frame(dfx_graph *g, dfx_node *u, dfx_status *st) {
       dfx__status_set(st, DFX_EINVAL, "Node '%s' (%s): missing or empty frame_name attr", u->name, u->op);
       return -2;
     }
+    /* check_edges asks again for every Enter; the cached child_frame answers
+     * without a name lookup and cannot disagree with the BFS. */
     int c = u->child_frame >= 0 ? u->child_frame : find_frame(g, name);
     if (c < 0) {
       c = add_frame(g, name, f);
@@ -45,6 +50,8 @@ static int successor_frame(dfx_graph *g, dfx_node *u, dfx_status *st) {
         dfx__status_set(st, DFX_ENOMEM, "out of memory");
         return -2;
       }
+    /* A frame name has one parent frame (the check of TF's control_flow.cc):
+     * its Exits lead into that parent (below), so a second one is ambiguous. */
     } else if (g->frames[c].parent != f) {
       dfx__status_set(st, DFX_EINVAL,
                       "Invalid loop structure: Mismatched parent frames for '%s': Enter '%s' is in frame '%s' but "
@@ -61,18 +68,24 @@ static int successor_frame(dfx_graph *g, dfx_node *u, dfx_status *st) {
                       u->name, u->op);
       return -2;
     }
+    /* TF: an Exit's successors belong to the frame enclosing the Enter that
+     * opened the Exit's frame, i.e. the parent. */
     return g->frames[f].parent;
   }
   return f;
 }
 
 static dfx_code assign(dfx_graph *g, dfx_status *st) {
+  /* A node is queued only when its frame is first set, so n slots suffice
+   * (+1 keeps the request non-zero for an empty graph). */
   int *queue = dfx__malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
   if (!queue) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   int head = 0, tail = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     g->nodes[i].frame = -1;
     g->nodes[i].child_frame = -1;
+    /* TF's roots hang off _SOURCE; "no inputs at all starts in the root frame"
+     * is the same thing (tf-semantics §1.11). */
     if (g->nodes[i].n_in + g->nodes[i].n_ctrl == 0) {
       g->nodes[i].frame = 0;
       queue[tail++] = i;
@@ -87,6 +100,8 @@ static dfx_code assign(dfx_graph *g, dfx_status *st) {
     }
     for (int e = 0; e < u->n_edges; e++) {
       dfx_node *v = &g->nodes[u->edges[e].dst];
+      /* First visit wins, TF's rule; check_edges then rejects any edge that
+       * disagrees instead of letting the run hang. */
       if (v->frame >= 0) continue;
       v->frame = tf;
       queue[tail++] = v->id;
@@ -135,6 +150,7 @@ static dfx_code check_cycles(dfx_graph *g, dfx_status *st) {
     const dfx_node *u = &g->nodes[i];
     for (int e = 0; e < u->n_edges; e++) {
       const dfx_node *v = &g->nodes[u->edges[e].dst];
+      /* The back edge of a while loop is the only cycle TF allows (§1.11). */
       if (!(u->ctrl == DFX_CTRL_NEXT_ITERATION && v->ctrl == DFX_CTRL_MERGE)) indeg[v->id]++;
     }
   }
@@ -184,6 +200,9 @@ dfx_code dfx__graph_frames(dfx_graph *g, dfx_status *st) {
     f->n_enters++;
     if (f->parallel_iterations < 0) {
       int64_t pi = dfx__attr_int(n, "parallel_iterations", 10);
+      /* Each frame instance of a run allocates a ring of parallel_iterations + 1
+       * iteration slots (frames/frame.c): the bound keeps a hostile attr from
+       * sizing a huge one. */
       if (pi <= 0 || pi > (1 << 20))
         return dfx__status_set(st, DFX_EINVAL,
                                "Node '%s' (%s): parallel_iterations must be in [1, %d], got %lld", n->name, n->op,

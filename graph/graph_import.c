@@ -33,6 +33,8 @@ static dfx_code convert_list(const Tensorflow__AttrValue__ListValue *l, dfx_attr
   if ((n = l->n_s)) {
     out->kind = DFX_ATTR_S;
     if (!(out->v.s = dfx__calloc(n, sizeof(dfx_str)))) goto oom;
+    /* Lists count their elements as they fill them (out->n), so on an error
+     * dfx__attr_clear frees exactly what was built; the same below. */
     for (size_t k = 0; k < n; k++, out->n++) {
       out->v.s[k].len = l->s[k].len;
       if (!(out->v.s[k].ptr = dfx__strndup((const char *)l->s[k].data, l->s[k].len))) goto oom;
@@ -58,6 +60,8 @@ static dfx_code convert_list(const Tensorflow__AttrValue__ListValue *l, dfx_attr
     for (size_t k = 0; k < n; k++) {
       out->v.type[k] = dfx__dtype_from_wire(l->type[k]);
       out->n++;
+      /* DT_*_REF is base + 100; the element keeps the base type and the attr
+       * carries the flag, for validation to reject. */
       *ref |= l->type[k] > 100;
       if (out->v.type[k] == DFX_INVALID) return dfx__status_set(st, DFX_EUNIMPL, "unsupported dtype %d in list", (int)l->type[k]);
     }
@@ -79,6 +83,7 @@ static dfx_code convert_list(const Tensorflow__AttrValue__ListValue *l, dfx_attr
     out->kind = DFX_ATTR_FUNC;
     if (!(out->v.func = dfx__calloc(n, sizeof(char *)))) goto oom;
     for (size_t k = 0; k < n; k++, out->n++)
+      /* Only the function's name is kept; a NameAttrList's own attrs are dropped. */
       if (!(out->v.func[k] = dfx__strdup(l->func[k]->name ? l->func[k]->name : ""))) goto oom;
   }
   if (n > (size_t)INT32_MAX) return dfx__status_set(st, DFX_ELIMIT, "attr list too long");
@@ -99,6 +104,7 @@ static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, 
         len = v->s.len;
       } else {
         a->kind = DFX_ATTR_PLACEHOLDER;
+        /* `placeholder` is a proto string (char *, NUL-terminated), `s` is bytes. */
         p = v->placeholder ? v->placeholder : "";
         len = strlen(p);
       }
@@ -131,6 +137,8 @@ static dfx_code convert_attr_value(const Tensorflow__AttrValue *v, dfx_attr *a, 
       a->v.func = dfx__strdup(v->func && v->func->name ? v->func->name : "");
       return a->v.func ? DFX_OK : dfx__status_set(st, DFX_ENOMEM, "out of memory");
     default:
+      /* An AttrValue with no member set is kept as such: validation then names
+       * the node and attr (node_sig.c) instead of import failing here. */
       a->kind = DFX_ATTR_NONE;
       return DFX_OK;
   }
@@ -161,12 +169,15 @@ static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_sta
           a = &n->attrs[k];
           dfx__attr_clear(a);
         }
+      /* Duplicates reuse their slot, so n_attr entries always suffice. */
       if (!a) a = &n->attrs[n->n_attrs++];
       if (!(a->name = dfx__strdup(key))) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
       if (!e->value) continue;
       dfx_code c = convert_attr_value(e->value, a, st);
       if (c != DFX_OK) {
         char msg[DFX_STATUS_MSG_MAX];
+        /* Copied out first: the status is both the source of the detail and the
+         * destination of the new message. */
         snprintf(msg, sizeof msg, "%s", st ? st->msg : "");
         return dfx__status_set(st, c, "Node '%s' (%s): attr '%s': %s", name, n->op, key, msg);
       }
@@ -177,6 +188,8 @@ static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_sta
 
 /* ---- whole-graph conversion ---- */
 
+/* A NodeDef may name a producer that comes later in the GraphDef, so inputs
+ * are resolved only once every node exists and the name index is built. */
 static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx_status *st) {
   for (int i = 0; i < g->n_nodes; i++) {
     const Tensorflow__NodeDef *nd = gd->node[i];
@@ -187,7 +200,10 @@ static dfx_code resolve_inputs(dfx_graph *g, const Tensorflow__GraphDef *gd, dfx
       const char *nm;
       size_t len;
       int slot;
+      /* TF's ParseTensorName: "node", "node:k" or "^node" (slot -1). */
       dfx__tensor_name_parse(nd->input[k] ? nd->input[k] : "", &nm, &len, &slot);
+      /* TF's importer rejects a data input after a control input, with this
+       * message (tf-semantics §1.3); node.h relies on data inputs coming first. */
       if (slot >= 0 && n->n_ctrl > 0)
         return dfx__status_set(st, DFX_EINVAL, "Node '%s': Control dependencies must come after regular dependencies",
                                n->name);
@@ -219,6 +235,10 @@ static bool looks_like_text(const unsigned char *b, size_t len) {
   while (i < len && isspace(b[i])) i++;
   if (i == len) return len > 0; /* only whitespace: an empty text graph */
   if (!(isalpha(b[i]) || b[i] == '#')) return false;
+  /* A binary GraphDef starts with 0x0a, which isspace skips, and its length
+   * byte may well be a letter, so the test above is not enough. But a
+   * NodeDef's op tag (0x12) comes right after its name, and control bytes
+   * never appear in text. */
   size_t lim = len < 4096 ? len : 4096;
   for (size_t k = 0; k < lim; k++)
     if (b[k] < 0x20 && !isspace(b[k])) return false;
@@ -246,6 +266,8 @@ static dfx_code convert(const Tensorflow__GraphDef *gd, dfx_graph **out, dfx_sta
   }
   g->cap_nodes = (int)gd->n_node;
   for (size_t i = 0; i < gd->n_node; i++, g->n_nodes++) {
+    /* n_nodes covers the node being converted, even when it fails halfway, so
+     * dfx_graph_free releases what it holds. */
     g->nodes[i].id = (int)i;
     if ((c = convert_node(gd->node[i], &g->nodes[i], st)) != DFX_OK) {
       g->n_nodes++;
@@ -265,6 +287,7 @@ static dfx_code convert(const Tensorflow__GraphDef *gd, dfx_graph **out, dfx_sta
     g->meta.n_bad_consumers = (int)gd->versions->n_bad_consumers;
   }
   if (gd->library && (c = copy_library(g, gd->library, st)) != DFX_OK) goto fail;
+  /* The index first: resolve_inputs finds producers by name through it. */
   if ((c = dfx__graph_index_rebuild(g, st)) != DFX_OK || (c = resolve_inputs(g, gd, st)) != DFX_OK) goto fail;
   *out = g;
   return DFX_OK;
@@ -294,6 +317,8 @@ dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, 
     gd = (Tensorflow__GraphDef *)m;
   } else {
     int oom = 0;
+    /* protobuf-c returns NULL alike for bad bytes and for no memory; the flag
+     * tells them apart (pballoc.h). */
     ProtobufCAllocator flagged = dfx__pb_allocator_flagged(&oom);
     gd = tensorflow__graph_def__unpack(&flagged, len, buf);
     if (!gd && oom) return dfx__status_set(st, DFX_ENOMEM, "out of memory unpacking a %zu-byte GraphDef", len);
@@ -323,6 +348,8 @@ dfx_code dfx__read_file(const char *path, char **data, size_t *len, dfx_status *
   *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f) return dfx__status_set(st, DFX_EIO, "cannot open '%s'", path);
+  /* Grows by doubling until fread comes back short: no file size is needed,
+   * so pipes and /dev/stdin load too. */
   size_t cap = 1 << 16, n = 0;
   char *buf = dfx__malloc(cap);
   while (buf) {
@@ -370,6 +397,7 @@ dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st) {
   dfx__free(data);
   if (c != DFX_OK && st) {
     char msg[DFX_STATUS_MSG_MAX];
+    /* Copied out first, for the same aliasing reason as in convert_node. */
     snprintf(msg, sizeof msg, "%s", st->msg);
     dfx__status_set(st, c, "%s: %s", path, msg);
   }

@@ -42,6 +42,7 @@ static dfx_code fail(parser *ps, dfx_code code, int line, int col, const char *f
 
 static dfx_code fail(parser *ps, dfx_code code, int line, int col, const char *fmt, ...) {
   if (ps->code != DFX_OK) return ps->code;
+  /* 32 bytes short of the status buffer: room for the "line:col: " prefix. */
   char msg[DFX_STATUS_MSG_MAX - 32];
   va_list ap;
   va_start(ap, fmt);
@@ -97,6 +98,8 @@ static dfx_code next(parser *ps) {
     while (q < e && is_ident_char((unsigned char)*q)) q++;
     ps->kind = TK_IDENT;
   } else if (is_digit(c) || (c == '.' && s + 1 < e && is_digit((unsigned char)s[1]))) {
+    /* A number may start with '.' (".5"). Its kind only says which readers
+     * accept it: an integer token is valid for a float field too. */
     ps->kind = TK_INT;
     if (c == '0' && q + 1 < e && (q[1] == 'x' || q[1] == 'X')) {
       q += 2;
@@ -126,6 +129,8 @@ static dfx_code next(parser *ps) {
     if (q < e && (is_ident_char((unsigned char)*q) || *q == '.'))
       return FAIL_TOK(ps, DFX_EINVAL, "need space between number and identifier");
   } else if (c == '"' || c == '\'') {
+    /* A string ends at its own quote and never spans lines; a backslash skips
+     * the next character (an escaped quote) but not a newline. */
     for (q = s + 1; q < e && *q != c && *q != '\n'; q++)
       if (*q == '\\' && q + 1 < e && q[1] != '\n') q++;
     if (q == e || *q != c) return FAIL_TOK(ps, DFX_EINVAL, "unterminated string");
@@ -173,6 +178,7 @@ static dfx_code reserve(parser *ps, size_t extra) {
   if (ps->cap - ps->len >= extra) return DFX_OK;
   size_t ncap = ps->cap ? ps->cap : 256;
   while (ncap - ps->len < extra) {
+    /* Doubling must not wrap: past SIZE_MAX / 2 no larger buffer exists. */
     if (ncap > SIZE_MAX / 2) return fail(ps, DFX_ENOMEM, ps->tline, ps->tcol, "message too large");
     ncap *= 2;
   }
@@ -215,6 +221,9 @@ static dfx_code insert_length(parser *ps, size_t start) {
   uint8_t b[10];
   size_t n = varint(ps->len - start, b);
   if (reserve(ps, n)) return ps->code;
+  /* Each nesting level moves its payload once, so encoding costs at most
+   * depth x size, with depth bounded by DFX_PBTEXT_MAX_DEPTH; sizing each
+   * submessage first would mean a second pass over the text. */
   memmove(ps->buf + start + n, ps->buf + start, ps->len - start);
   memcpy(ps->buf + start, b, n);
   ps->len += n;
@@ -237,6 +246,7 @@ static dfx_code read_int(parser *ps, int *neg, uint64_t *mag) {
   if (e - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     base = 16;
     s += 2;
+  /* A leading 0 means octal, as in C and protobuf's tokenizer. */
   } else if (e - s > 1 && s[0] == '0') {
     base = 8;
     s++;
@@ -245,6 +255,7 @@ static dfx_code read_int(parser *ps, int *neg, uint64_t *mag) {
   for (; s < e; s++) {
     unsigned d = is_digit((unsigned char)*s) ? (unsigned)(*s - '0') : (unsigned)((*s | 0x20) - 'a' + 10);
     if (d >= base) return FAIL_TOK(ps, DFX_EINVAL, "invalid digit in integer %s", tok_desc(ps, b, sizeof b));
+    /* v * base + d would exceed UINT64_MAX: checked before it can wrap. */
     if (v > (UINT64_MAX - d) / base) return FAIL_TOK(ps, DFX_ERANGE, "integer %s is too large", tok_desc(ps, b, sizeof b));
     v = v * base + d;
   }
@@ -258,8 +269,12 @@ static dfx_code read_ranged(parser *ps, const ProtobufCFieldDescriptor *f, int64
   int line = ps->tline, col = ps->tcol, neg;
   uint64_t mag;
   if (read_int(ps, &neg, &mag)) return ps->code;
+  /* For a negative value the bound is -lo, written -(lo + 1) + 1 so that
+   * lo = INT64_MIN is never negated directly (that overflows). "-0" is 0 and
+   * fits even an unsigned field. */
   int ok = neg ? (mag == 0 || (lo < 0 && mag <= (uint64_t)(-(lo + 1)) + 1)) : mag <= hi;
   if (!ok) return fail(ps, DFX_ERANGE, line, col, "value out of range for field '%s'", f->name);
+  /* Two's complement bits; the callers reinterpret them per field type. */
   *bits = neg ? (uint64_t)0 - mag : mag;
   return next(ps);
 }
@@ -288,6 +303,7 @@ static dfx_code read_double(parser *ps, const ProtobufCFieldDescriptor *f, doubl
     b[n] = 0;
     v = strtod(b, NULL); /* the lexer already checked the syntax */
   } else if (tok_is_nocase(ps, "inf") || tok_is_nocase(ps, "infinity")) {
+    /* Spelled in any case, as protobuf's text parser accepts them. */
     v = INFINITY;
   } else if (tok_is_nocase(ps, "nan")) {
     v = NAN;
@@ -332,6 +348,8 @@ static dfx_code decode_string(parser *ps) {
         uint32_t cp = 0;
         for (k = 0; k < want && s < e && is_xdigit((unsigned char)*s); k++, s++)
           cp = cp * 16 + (uint32_t)(is_digit((unsigned char)*s) ? *s - '0' : (*s | 0x20) - 'a' + 10);
+        /* Surrogates and values past U+10FFFF are no code points, so they have
+         * no UTF-8 encoding. */
         if (k < want || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
           return FAIL_TOK(ps, DFX_EINVAL, "invalid \\%c escape", c);
         if (cp < 0x80) {
@@ -384,6 +402,7 @@ static dfx_code scalar(parser *ps, const ProtobufCFieldDescriptor *f) {
       if (read_double(ps, f, &d)) return ps->code;
       break;
     case PROTOBUF_C_TYPE_BOOL:
+      /* The spellings protobuf's text parser takes for a bool. */
       if (tok_is(ps, "true") || tok_is(ps, "True") || tok_is(ps, "t") ||
           (ps->kind == TK_INT && ps->tlen == 1 && *ps->tok == '1'))
         bits = 1;
@@ -394,6 +413,8 @@ static dfx_code scalar(parser *ps, const ProtobufCFieldDescriptor *f) {
       break;
     case PROTOBUF_C_TYPE_ENUM: {
       const ProtobufCEnumDescriptor *ed = f->descriptor;
+      /* By name, as printers write enums, or by number, which protobuf's
+       * parser also accepts. */
       if (ps->kind == TK_IDENT) {
         char name[128];
         const ProtobufCEnumValue *ev = NULL;
@@ -431,6 +452,8 @@ static dfx_code scalar(parser *ps, const ProtobufCFieldDescriptor *f) {
   uint8_t w[8];
   switch (f->type) {
     case PROTOBUF_C_TYPE_SINT32:
+      /* ZigZag: 0, -1, 1, -2 ... map to 0, 1, 2, 3 ..., so small negative values
+       * stay short varints. The arithmetic shift spreads the sign bit. */
       bits = (uint32_t)(((uint32_t)bits << 1) ^ (uint32_t)((int32_t)bits >> 31));
       break;
     case PROTOBUF_C_TYPE_SINT64:
@@ -516,6 +539,7 @@ static dfx_code check_once(parser *ps, const ProtobufCMessageDescriptor *d, cons
 static dfx_code fields(parser *ps, const ProtobufCMessageDescriptor *d, char close, int depth, int oline,
                        int ocol) {
   char b[64];
+  /* One flag per field of this message level, for check_once. */
   uint8_t *seen = dfx__calloc(d->n_fields ? d->n_fields : 1, 1);
   if (!seen) return fail(ps, DFX_ENOMEM, ps->tline, ps->tcol, "out of memory");
   for (;;) {
@@ -559,6 +583,7 @@ static dfx_code fields(parser *ps, const ProtobufCMessageDescriptor *d, char clo
     } else if (value(ps, f, depth)) {
       goto fail;
     }
+    /* The text format allows an optional ',' or ';' after each field. */
     if ((is_punct(ps, ',') || is_punct(ps, ';')) && next(ps)) goto fail;
   }
   for (size_t i = 0; i < d->n_fields; i++) /* proto2 only; unpack would refuse the message */
@@ -580,6 +605,8 @@ dfx_code dfx__pbtext_parse(const ProtobufCMessageDescriptor *desc, const char *t
   if (!desc || !out || (!text && len))
     return dfx__status_set(st, DFX_EINVAL, "pbtext_parse: NULL descriptor, text or output");
   if (next(&ps) || fields(&ps, desc, 0, 0, 1, 1)) goto fail;
+  /* An empty message encodes to no bytes, and ps.buf is then NULL: unpack
+   * still gets a valid pointer. */
   static const uint8_t empty[1];
   *out = protobuf_c_message_unpack(desc, alloc, ps.len, ps.len ? ps.buf : empty);
   if (!*out) {

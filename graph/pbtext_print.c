@@ -26,6 +26,7 @@ typedef struct {
 
 static void append(sbuf *b, const char *s, size_t n) {
   if (b->oom) return;
+  /* One byte more than n: data stays NUL-terminated after every append. */
   if (b->cap - b->len < n + 1) {
     size_t ncap = b->cap ? b->cap : 1024;
     while (ncap - b->len < n + 1) {
@@ -52,6 +53,8 @@ static void put_str(sbuf *b, const char *s) { append(b, s, strlen(s)); }
 
 static void put_fmt(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put_fmt(sbuf *b, const char *fmt, ...) {
+  /* Big enough for any integer these callers format (20 digits and a sign);
+   * a longer result would be cut, never overrun. */
   char tmp[64];
   va_list ap;
   va_start(ap, fmt);
@@ -79,6 +82,8 @@ static void fmt_real(char *out, size_t n, double v, int is_float) {
     snprintf(out, n, v < 0 ? "-inf" : "inf");
     return;
   }
+  /* 17 significant digits always read back to the same double (9 to the same
+   * float), so the loop returns by p = 17 at the latest. */
   for (int p = 6; p <= 17; p++) {
     snprintf(out, n, "%.*g", p, v);
     double back = strtod(out, NULL);
@@ -104,6 +109,8 @@ static void quote(sbuf *b, const uint8_t *s, size_t n) {
       case '\\': esc = "\\\\"; break;
       default:
         if (c < 0x20 || c >= 0x7f) {
+          /* Always three digits: a digit that follows cannot be read as part of the
+           * escape, which a shorter octal or a hex escape would allow. */
           snprintf(oct, sizeof oct, "\\%03o", c);
           esc = oct;
         }
@@ -204,15 +211,22 @@ static size_t count(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f
       return *(const size_t *)q;
     default:
       if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+        /* A oneof's quantifier holds the id of the member that is set; a string or
+         * message member set to NULL or to its default is not written by pack. */
         if (*(const uint32_t *)q != f->id) return 0;
         return !ptr_type || (ptr && ptr != f->default_value);
       }
+      /* proto2 optional: scalars have a has_ flag, pointers count when set to
+       * something other than the default. Otherwise (proto3) a scalar at its zero
+       * value is skipped, as pack skips it. */
       if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
         return ptr_type ? ptr && ptr != f->default_value : *(const protobuf_c_boolean *)q != 0;
       return !is_zeroish(f, p);
   }
 }
 
+/* The stride of a repeated field's array, as protobuf-c lays it out:
+ * protobuf_c_boolean is an int, 32-bit kinds and enums take 4 bytes. */
 static size_t elt_size(ProtobufCType t) {
   switch (t) {
     case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
@@ -229,6 +243,8 @@ static size_t elt_size(ProtobufCType t) {
 
 static dfx_code message(sbuf *b, const ProtobufCMessage *m, int depth, dfx_status *st) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
+  /* The printer recurses once per level, so depth bounds its stack use; the
+   * parser refuses the same depth, so anything it built prints. */
   if (depth > DFX_PBTEXT_MAX_DEPTH)
     return dfx__status_set(st, DFX_ELIMIT, "pbtext_print: %s nested deeper than %d levels", d->name,
                            DFX_PBTEXT_MAX_DEPTH);
@@ -265,6 +281,8 @@ dfx_code dfx__pbtext_print(const ProtobufCMessage *msg, char **out, size_t *len,
   if (out) *out = NULL;
   if (len) *len = 0;
   if (!msg || !out) return dfx__status_set(st, DFX_EINVAL, "pbtext_print: NULL message or output");
+  /* Appends never fail one by one: the sticky oom flag is checked once, after
+   * the whole message is printed. */
   append(&b, "", 0); /* an empty message still yields a valid string */
   rc = message(&b, msg, 0, st);
   if (rc) goto fail;

@@ -16,6 +16,7 @@ static bool is_fed(const dfx_graph_port *feeds, int n_feeds, int node, int slot)
 dfx_code dfx__graph_prune_mark(const dfx_graph *g, const dfx_graph_port *fetches, int n_fetches, const int *targets,
                                int n_targets, const dfx_graph_port *feeds, int n_feeds, char *needed, int *via,
                                dfx_status *st) {
+  /* A node is pushed only when it is first marked, so n slots suffice. */
   int *stack = dfx__malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
   if (!stack) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   int sp = 0;
@@ -37,6 +38,8 @@ dfx_code dfx__graph_prune_mark(const dfx_graph *g, const dfx_graph_port *fetches
     const dfx_node *n = &g->nodes[v];
     for (int k = 0; k < n->n_in + n->n_ctrl; k++) {
       int u = n->in[k].node;
+      /* A feed replaces a tensor, not the node: a control input (slot -1) still
+       * needs its producer to run. */
       if (n->in[k].slot >= 0 && is_fed(feeds, n_feeds, u, n->in[k].slot)) continue;
       if (!needed[u]) {
         needed[u] = 1;

@@ -19,6 +19,7 @@ dfx_code dfx__shape_from_proto(const Tensorflow__TensorShapeProto *p, dfx_shape 
     out->rank = -1;
     return DFX_OK;
   }
+  /* TF's TensorShape::kMaxDimensions; checked before the count sizes a block. */
   if (p->n_dim > 254) return dfx__status_set(st, DFX_EINVAL, "shape has %zu dimensions (TensorFlow allows 254)", p->n_dim);
   out->rank = (int)p->n_dim;
   if (!p->n_dim) return DFX_OK;
@@ -26,6 +27,8 @@ dfx_code dfx__shape_from_proto(const Tensorflow__TensorShapeProto *p, dfx_shape 
   if (!out->dims) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   for (size_t i = 0; i < p->n_dim; i++) {
     int64_t d = p->dim[i]->size;
+    /* -1 is an unknown dim, legal in attrs and placeholders (tf-semantics §1.6);
+     * a tensor value rejects it later. */
     if (d < -1) {
       dfx__free(out->dims);
       out->dims = NULL;
@@ -55,6 +58,8 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
   if (p->tensor_content.len > 0 && n > 0) { /* as TF: an empty tensor ignores its content */
     /* n varint32 lengths, then the bytes back to back (EncodeStringList). */
     const uint8_t *b = p->tensor_content.data, *e = b + p->tensor_content.len;
+    /* All n lengths come before the first string's bytes, so they are read
+     * into a side array first. */
     uint64_t *lens = dfx__calloc(n ? (size_t)n : 1, sizeof *lens);
     if (!lens) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
     for (int64_t i = 0; i < n; i++) {
@@ -66,6 +71,8 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
         dfx__free(lens);
         return dfx__status_set(st, DFX_EINVAL, "string tensor_content is truncated");
       }
+      /* The fifth byte may carry bits up to 2^35: those past 32 make it no
+       * varint32, and a continuation bit there makes it too long. */
       if ((*b & 0x80) || (v |= (uint64_t)(*b++) << shift) > UINT32_MAX) {
         dfx__free(lens);
         return dfx__status_set(st, DFX_EINVAL, "string tensor_content has a length that is not a varint32");
@@ -73,6 +80,9 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
       lens[i] = v;
     }
     for (int64_t i = 0; i < n; i++) {
+      /* Each length is checked against the bytes left before it is used, so a
+       * hostile length cannot read past the buffer. Strings already copied are
+       * freed by the caller's unref (the elements started zeroed). */
       if (lens[i] > (uint64_t)(e - b)) {
         dfx__free(lens);
         return dfx__status_set(st, DFX_EINVAL, "string tensor_content is truncated");
@@ -88,6 +98,7 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
     if (b != e) return dfx__status_set(st, DFX_EINVAL, "string tensor_content has bytes left over after its strings");
     return DFX_OK;
   }
+  /* string_val follows the same last-value-repeats rule as the typed fields. */
   size_t m = p->n_string_val;
   for (int64_t i = 0; i < n && m; i++) {
     const ProtobufCBinaryData *s = &p->string_val[(size_t)i < m ? (size_t)i : m - 1];
@@ -101,11 +112,14 @@ static dfx_code decode_strings(const Tensorflow__TensorProto *p, dfx_tensor *t, 
 dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **out, dfx_status *st) {
   *out = NULL;
   dfx_dtype dt = dfx__dtype_from_wire(p->dtype);
+  /* Ref dtypes arrive as their base type (dfx__dtype_from_wire). */
   if (dt == DFX_INVALID || dt == DFX_VARIANT)
     return dfx__status_set(st, DFX_EUNIMPL, "tensor dtype %d is not supported", (int)p->dtype);
   dfx_shape sh;
   dfx_code c = dfx__shape_from_proto(p->tensor_shape, &sh, st);
   if (c != DFX_OK) return c;
+  /* TF's Tensor::FromProto needs a fully defined shape: unknown rank or dims
+   * are legal in shape attrs, never in a value. */
   if (sh.rank < 0) return dfx__status_set(st, DFX_EINVAL, "a tensor value cannot have unknown rank");
   if (sh.rank > DFX_MAX_DIMS) {
     dfx__free(sh.dims);
@@ -117,6 +131,8 @@ dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **o
       return dfx__status_set(st, DFX_EINVAL, "a tensor value cannot have an unknown dimension");
     }
   dfx_code ac;
+  /* Zeroed: an empty typed field means all zeros (tf-semantics §1.5), and
+   * the size limit applies here, before any content is looked at. */
   dfx_tensor *t = dfx__tensor_zeros(dt, sh.rank, sh.dims, &ac);
   dfx__free(sh.dims);
   if (!t) {
@@ -129,12 +145,15 @@ dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **o
   } else if (dt == DFX_RESOURCE) {
     c = DFX_OK; /* handles are opaque and start empty */
   } else if (p->tensor_content.len > 0 && n > 0) { /* as TF: an empty tensor ignores its content */
+    /* TF's rule and TF's wording: the raw bytes must be exactly n elements. */
     if (p->tensor_content.len != t->nbytes) {
       c = dfx__status_set(st, DFX_EINVAL, "tensor_content: Input size was %zu and expected %zu",
                           p->tensor_content.len, t->nbytes);
     } else {
       memcpy(t->data, p->tensor_content.data, t->nbytes);
       if (dt == DFX_BOOL)
+        /* Newer TF rejects bool bytes other than 0 and 1; dfexec maps any non-zero
+         * byte to 1, so kernels only ever see 0 or 1. */
         for (int64_t i = 0; i < n; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
     }
   } else {
@@ -142,6 +161,8 @@ dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **o
       case DFX_F32: FILL(float, float_val, AS_IS); break;
       case DFX_F64: FILL(double, double_val, AS_IS); break;
       case DFX_I32: case DFX_QI32: FILL(int32_t, int_val, AS_IS); break;
+      /* int_val carries every narrow integer type as int32 (tf-semantics §1.5);
+       * the cast keeps the low bits. half_val holds a 16-bit pattern likewise. */
       case DFX_I16: case DFX_QI16: FILL(int16_t, int_val, (int16_t)); break;
       case DFX_U16: case DFX_QU16: FILL(uint16_t, int_val, (uint16_t)); break;
       case DFX_I8: case DFX_QI8: FILL(int8_t, int_val, (int8_t)); break;
@@ -153,6 +174,8 @@ dfx_code dfx__tensor_from_proto(const Tensorflow__TensorProto *p, dfx_tensor **o
       case DFX_F16: case DFX_BF16: FILL(uint16_t, half_val, HALF_BITS); break;
       case DFX_C64: {
         dfx_c64 *d = t->data;
+        /* Values come as (re, im) pairs: m counts whole pairs, the last pair
+         * repeats, and an odd trailing float is ignored. */
         size_t m = p->n_scomplex_val / 2;
         for (int64_t i = 0; i < n && m; i++) {
           size_t k = (size_t)i < m ? (size_t)i : m - 1;
@@ -229,6 +252,7 @@ Tensorflow__TensorProto *dfx__tensor_to_proto(dfx_arena *a, const dfx_tensor *t)
       if (!(p->int64_val = dfx__arena_memdup(a, t->data, cnt * 8))) return NULL;
       p->n_int64_val = cnt;
       break;
+    /* protobuf-c stores each bool as an int, so no memdup here. */
     case DFX_BOOL:
       if (!(p->bool_val = dfx__arena_alloc(a, cnt * sizeof *p->bool_val))) return NULL;
       for (size_t i = 0; i < cnt; i++) p->bool_val[i] = ((const uint8_t *)t->data)[i] != 0;
@@ -243,6 +267,8 @@ Tensorflow__TensorProto *dfx__tensor_to_proto(dfx_arena *a, const dfx_tensor *t)
       }
       p->n_string_val = cnt;
       break;
+    /* Every other dtype as raw bytes, which tensor_content accepts for any
+     * dtype; the typed fields above print as readable numbers in text form. */
     default:
       if (!(p->tensor_content.data = dfx__arena_memdup(a, t->data, t->nbytes))) return NULL;
       p->tensor_content.len = t->nbytes;

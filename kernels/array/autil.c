@@ -9,6 +9,8 @@
 
 static dfx_code oom(dfx_kctx *ctx) { return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory copying strings"); }
 
+/* The copy is made before the old bytes are freed: on failure d is left as
+ * it was, and still owned by its tensor. */
 static dfx_code str_copy(dfx_str *d, const dfx_str *s) {
   char *p = NULL;
   if (s->len) {
@@ -31,6 +33,7 @@ static dfx_code copy_chunk(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, const dfx
     return DFX_OK;
   }
   size_t es = dfx__dtype_storage((dfx_dtype)dst->dtype);
+  /* memmove: a copy within one tensor is safe too. */
   memmove((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, (size_t)n * es);
   return DFX_OK;
 }
@@ -65,11 +68,14 @@ static dfx_code fill_chunk(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, int64_t n
     for (int64_t k = 0; k < n; k++) p[k] = v;     \
   } while (0)
   switch (es) {
+    /* The value goes through memcpy into a typed local: no alignment or
+     * aliasing assumption about the source element. */
     case 1: memset(d, *(const unsigned char *)s, (size_t)n); break;
     case 2: FILL(uint16_t); break;
     case 4: FILL(uint32_t); break;
     case 8: FILL(uint64_t); break;
     default:
+      /* 16-byte elements (complex128): byte copies. */
       for (int64_t k = 0; k < n; k++) memcpy(d + (size_t)k * es, s, es);
   }
 #undef FILL
@@ -86,6 +92,8 @@ dfx_code dfx__arr_fill(dfx_kctx *ctx, dfx_tensor *dst, int64_t di, int64_t n, co
   return n > 0 ? fill_chunk(ctx, dst, di, n, src, si) : DFX_OK;
 }
 
+/* Element strides of a dense row-major shape: the last dim has stride 1,
+ * each other dim the product of the dims after it. */
 void dfx__arr_strides(int r, const int64_t *dims, int64_t *strides) {
   int64_t s = 1;
   for (int i = r - 1; i >= 0; i--) {
@@ -103,6 +111,8 @@ int64_t dfx__arr_prod(const int64_t *dims, int lo, int hi) {
 /* One innermost run of n elements with strides ds/ss (ss may be 0 or negative). */
 static dfx_code run(dfx_kctx *ctx, dfx_tensor *dst, int64_t d, int64_t ds, const dfx_tensor *src, int64_t s,
                     int64_t ss, int64_t n, size_t es) {
+  /* The common innermost runs have their own paths: contiguous on both sides
+   * is one memmove, a zero source stride one fill. */
   if (ds == 1 && ss == 1) return dfx__arr_copy(ctx, dst, d, src, s, n);
   if (ds == 1 && ss == 0) return dfx__arr_fill(ctx, dst, d, n, src, s);
   if (dst->dtype == DFX_STRING) {
@@ -140,8 +150,12 @@ dfx_code dfx__arr_strided(dfx_kctx *ctx, dfx_tensor *dst, int64_t doff, const in
   int m = 0;
   /* Drop unit dims and merge dims that are contiguous in both tensors. */
   for (int i = 0; i < r; i++) {
+    /* An empty box copies nothing; no stride is ever applied. */
     if (dims[i] == 0) return DFX_OK;
     if (dims[i] == 1) continue;
+    /* Dim i-1 steps exactly over a whole dim i in both tensors, so the two are
+     * one dim of n[m-1] * dims[i] with dim i's strides. Zero and negative
+     * strides merge by the same test. */
     if (m > 0 && ds[m - 1] == dstride[i] * dims[i] && ss[m - 1] == sstride[i] * dims[i]) {
       n[m - 1] *= dims[i];
       ds[m - 1] = dstride[i];
@@ -161,6 +175,8 @@ dfx_code dfx__arr_strided(dfx_kctx *ctx, dfx_tensor *dst, int64_t doff, const in
   for (;;) {
     dfx_code c = run(ctx, dst, d, ds[last], src, s, ss[last], n[last], es);
     if (c || (c = dfx__arr_tick(ctx, &work, n[last]))) return c;
+    /* Odometer over the outer dims: step dim k, and when it wraps undo its
+     * whole extent and carry into dim k-1. */
     int k = last - 1;
     while (k >= 0) {
       d += ds[k];
@@ -179,6 +195,8 @@ dfx_tensor *dfx__arr_alloc(dfx_kctx *ctx, int k, dfx_dtype dtype, int ndims, con
   int64_t count = dfx__shape_count(ndims, dims);
   size_t es = dtype == DFX_RESOURCE || dtype == DFX_VARIANT ? sizeof(void *) : dfx__dtype_storage(dtype);
   size_t lim = dfx__tensor_limit();
+  /* Checked here rather than left to dfx__kctx_alloc, so the message can name
+   * the attr or input values that asked for this shape. */
   if (count < 0 || dfx__mul_size((size_t)count, es) > lim) {
     char b[256];
     dfx__kctx_fail(ctx, DFX_ELIMIT, "%s gives an output of shape %s, above the tensor limit of %zu bytes", what,

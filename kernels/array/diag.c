@@ -25,6 +25,8 @@ static dfx_code diag_kernel(dfx_kctx *ctx) {
   if (!y) return ctx->st->code;
   size_t es = dfx__dtype_storage((dfx_dtype)x->dtype);
   int64_t work = 0;
+  /* Flattened, the output is a count x count matrix with x on its diagonal:
+   * row i is zero except for element i. */
   for (int64_t i = 0; i < x->count; i++) {
     char *row = (char *)y->data + (size_t)(i * x->count) * es;
     memset(row, 0, (size_t)x->count * es);
@@ -43,6 +45,8 @@ static dfx_code diag_part_kernel(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "The rank of the tensor should be even and positive, got shape %s",
                           DFX_SHAPE_STR(x, b));
   for (int i = 0; i < k; i++)
+    /* DiagPart takes a [d..., d...] tensor: the second half of the dims must
+     * repeat the first. */
     if (x->dims[i] != x->dims[i + k])
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Invalid shape %s: dimensions %d and %d do not match.", DFX_SHAPE_STR(x, b),
                             i, i + k);
@@ -50,6 +54,7 @@ static dfx_code diag_part_kernel(dfx_kctx *ctx) {
   if (!y) return DFX_ENOMEM;
   size_t es = dfx__dtype_storage((dfx_dtype)x->dtype);
   for (int64_t i = 0; i < y->count; i++)
+    /* The inverse of Diag: element (i, i) of the flattened count x count view. */
     memcpy((char *)y->data + (size_t)i * es, (const char *)x->data + (size_t)(i * y->count + i) * es, es);
   return DFX_OK;
 }
@@ -61,10 +66,14 @@ typedef struct {
   bool left_super, left_sub;
 } dspec;
 
+/* Diagonal d of a rows x cols matrix starts at (max(-d, 0), max(d, 0)), so
+ * it has min(rows + min(d, 0), cols - max(d, 0)) elements. */
 static int64_t diag_len(const dspec *s, int64_t d) {
   int64_t a = s->rows + (d < 0 ? d : 0), b = s->cols - (d > 0 ? d : 0);
   return a < b ? a : b;
 }
+/* Where a diagonal shorter than max_len starts in its packed row: at 0 when
+ * left-aligned, else pushed right so that it ends at max_len. */
 static int64_t diag_off(const dspec *s, int64_t d) {
   bool left = (d >= 0 && s->left_super) || (d <= 0 && s->left_sub);
   return left ? 0 : s->max_len - diag_len(s, d);
@@ -102,6 +111,9 @@ static dfx_code need_scalar(dfx_kctx *ctx, int i, const char *what) {
 
 /* Visits every stored diagonal element of batch matrix `bt`: body gets the
  * flat matrix index midx (i * cols + j) and the flat packed index pidx. */
+/* Element n of diagonal d is matrix element (n, n + d) for d >= 0 and
+ * (n - d, n) below the main diagonal. A single diagonal (nd == 1) has no
+ * row index in the packed tensor. */
 #define FOR_DIAG(s, nd, body)                                                            \
   for (int64_t d = (s)->lower; d <= (s)->upper; d++) {                                   \
     int64_t len = diag_len(s, d), off = diag_off(s, d), row = (s)->upper - d;            \
@@ -119,6 +131,7 @@ static dfx_code need_scalar(dfx_kctx *ctx, int i, const char *what) {
 static dfx_code pad_check(dfx_kctx *ctx, const dspec *s, int64_t batch, int on, const int64_t *od,
                           const dfx_tensor *x, const dfx_tensor *padv, const char *what) {
   if (x->dtype != DFX_STRING || !padv) return DFX_OK;
+  /* count - batch * stored is the number of output elements left at padv. */
   int64_t count = dfx__shape_count(on, od), stored = 0;
   for (int64_t d = s->lower; d <= s->upper; d++) stored += diag_len(s, d) > 0 ? diag_len(s, d) : 0;
   return dfx__arr_str_budget(ctx, what, dfx__arr_str_bytes(x), count < 0 ? -1 : count - batch * stored,
@@ -135,6 +148,8 @@ static dfx_code pad_fill(dfx_kctx *ctx, dfx_tensor *y, const dfx_tensor *padv) {
 /* Shared by MatrixDiag{,V2,V3}: builds batched matrices from diagonals. */
 static dfx_code matrix_diag(dfx_kctx *ctx, int version) {
   const dfx_tensor *x = ctx->in[0];
+  /* v1 and v2 pack every diagonal left-aligned (TF's behaviour before the
+   * align attr); v3 reads align, whose OpDef default is RIGHT_LEFT. */
   dspec s = {0, 0, -1, -1, 0, true, true};
   const dfx_tensor *padv = NULL;
   if (version >= 2) {
@@ -155,11 +170,16 @@ static dfx_code matrix_diag(dfx_kctx *ctx, int version) {
   if (nd > 1 && x->dims[r - 2] != nd)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "The number of diagonals provided in the input does not match the lower_diag_index and upper_diag_index range.");
   s.max_len = x->dims[r - 1];
+  /* The smallest matrix that holds every given diagonal at full length.
+   * -1 asks for inference (both unknown: the larger, square); TF requires at
+   * least one of rows and cols to be that minimum. */
   int64_t lo0 = s.lower > 0 ? s.lower : 0, up0 = s.upper < 0 ? s.upper : 0;
   int64_t min_rows = s.max_len - up0, min_cols = s.max_len + lo0;
   if (s.rows == -1 && s.cols == -1) s.rows = s.cols = min_rows > min_cols ? min_rows : min_cols;
   else if (s.rows == -1) s.rows = min_rows;
   else if (s.cols == -1) s.cols = min_cols;
+  /* The longest diagonal in [lower, upper] must be exactly max_len: both
+   * sides at least their minimum, and one of them equal to it (TF's check). */
   if (!(s.rows == min_rows || s.cols == min_cols) || s.rows < min_rows || s.cols < min_cols)
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "The number of rows or columns is not consistent with the specified d_lower, d_upper, and "
@@ -176,6 +196,8 @@ static dfx_code matrix_diag(dfx_kctx *ctx, int version) {
   dfx_code c = pad_check(ctx, &s, batch, br + 2, od, x, padv, what);
   dfx_tensor *y = c ? NULL : dfx__arr_alloc(ctx, 0, (dfx_dtype)x->dtype, br + 2, od, what);
   if (!y || (c = pad_fill(ctx, y, padv))) return ctx->st->code;
+  /* Matrix bt of the output and diagonal block bt of x: msz and psz
+   * elements apart. */
   int64_t msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
   for (int64_t bt = 0; bt < batch; bt++) {
     FOR_DIAG(&s, nd, if ((c = dfx__arr_copy(ctx, y, bt * msz + midx, x, bt * psz + pidx, 1))) return c);
@@ -197,6 +219,8 @@ static int64_t max_diag_len(const dspec *s) {
 
 /* Validates k against an input of rows x cols (MatrixDiagPart/SetDiag). */
 static dfx_code check_k(dfx_kctx *ctx, const dspec *s) {
+  /* TF's bound: -rows < k < cols; k = 0 is always valid, even for an empty
+   * matrix. */
   if (!((-s->rows < s->lower && s->lower < s->cols) || s->lower == 0))
     return dfx__kctx_fail(ctx, DFX_EINVAL, "lower_diag_index is out of bound: %lld. It must be between %lld and %lld",
                           (long long)s->lower, (long long)-s->rows, (long long)s->cols);
@@ -271,6 +295,7 @@ static dfx_code matrix_set_diag(dfx_kctx *ctx, int version) {
                           DFX_SHAPE_STR(x, b1), DFX_SHAPE_STR(dg, b2));
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, x->dims);
   if (!y) return DFX_ENOMEM;
+  /* Start from a full copy of the input; only the diagonals are replaced. */
   dfx_code c = dfx__arr_copy(ctx, y, 0, x, 0, x->count);
   if (c) return c;
   int64_t batch = dfx__arr_prod(x->dims, 0, r - 2), msz = s.rows * s.cols, psz = nd * s.max_len, work = 0;
@@ -310,6 +335,7 @@ static dfx_code band_part_kernel(dfx_kctx *ctx) {
   /* Each row keeps the contiguous column range [i - lo, i + up]. */
   for (int64_t bt = 0; bt < batch; bt++)
     for (int64_t i = 0; i < m; i++) {
+      /* A negative count keeps the whole lower (or upper) triangle, TF's rule. */
       int64_t j0 = lo < 0 ? 0 : i - lo, j1 = up < 0 ? n : i + up + 1;
       if (j0 < 0) j0 = 0;
       if (j1 > n) j1 = n;

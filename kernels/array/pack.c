@@ -20,6 +20,7 @@ static dfx_code pack_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x0 = ctx->in[0];
   int r = x0->ndims;
   int64_t axis = dfx__attr_int(ctx->node, "axis", 0);
+  /* Pack adds a dim, so the axis ranges over the output's r + 1 dims. */
   if (axis < -(r + 1) || axis >= r + 1)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "axis = %lld not in [%d, %d)", (long long)axis, -(r + 1), r + 1);
   if (axis < 0) axis += r + 1;
@@ -34,6 +35,8 @@ static dfx_code pack_kernel(dfx_kctx *ctx) {
   for (int i = 0, j = 0; i <= r; i++) od[i] = i == axis ? n : x0->dims[j++];
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x0->dtype, r + 1, od);
   if (!y) return DFX_ENOMEM;
+  /* The output is [outer, n, inner] in row-major order: block o of input i
+   * lands at (o * n + i) * inner. */
   int64_t outer = dfx__arr_prod(x0->dims, 0, (int)axis), inner = dfx__arr_prod(x0->dims, (int)axis, r), work = 0;
   if (inner == 0) return DFX_OK;
   for (int64_t o = 0; o < outer; o++)
@@ -51,6 +54,8 @@ static dfx_code unpack_kernel(dfx_kctx *ctx) {
   if (axis < -r || axis >= r) return dfx__kctx_fail(ctx, DFX_EINVAL, "axis = %lld not in [%d, %d)", (long long)axis, -r, r);
   if (axis < 0) axis += r;
   int n = ctx->n_out;
+  /* n is the op's num attr (its output count): it must match the dim
+   * unpacked. */
   if (x->dims[axis] != n) {
     char b[128];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Input shape axis %lld must equal %d, got shape %s", (long long)axis, n,
@@ -59,6 +64,7 @@ static dfx_code unpack_kernel(dfx_kctx *ctx) {
   int64_t od[DFX_MAX_DIMS];
   for (int i = 0, j = 0; i < r; i++)
     if (i != axis) od[j++] = x->dims[i];
+  /* The inverse of Pack: output k takes block (o * n + k) of [outer, n, inner]. */
   int64_t outer = dfx__arr_prod(x->dims, 0, (int)axis), inner = dfx__arr_prod(x->dims, (int)axis + 1, r), work = 0;
   for (int k = 0; k < n; k++) {
     dfx_tensor *y = dfx__kctx_alloc(ctx, k, (dfx_dtype)x->dtype, r - 1, od);
@@ -110,6 +116,8 @@ static dfx_code concat(dfx_kctx *ctx, dfx_tensor *const *xs, int n, int64_t axis
   int64_t off = 0, work = 0;
   for (int64_t o = 0; o < outer; o++)
     for (int i = 0; i < n; i++) {
+      /* Input i contributes its dims[axis] * inner elements per outer index;
+       * outputs are written strictly in order, so off just advances. */
       int64_t run = xs[i]->count / (outer ? outer : 1);
       dfx_code c = dfx__arr_copy(ctx, y, off, xs[i], o * run, run);
       if (c || (c = dfx__arr_tick(ctx, &work, run + 1))) return c;
@@ -121,6 +129,7 @@ static dfx_code concat(dfx_kctx *ctx, dfx_tensor *const *xs, int n, int64_t axis
 static dfx_code concat_axis(dfx_kctx *ctx, int i, int64_t *axis) {
   if (i < 0 || i >= ctx->n_in) return dfx__kctx_fail(ctx, DFX_EINVAL, "ConcatOp : no concat_dim input");
   const dfx_tensor *t = ctx->in[i];
+  /* A one-element vector is accepted as well as a scalar. */
   if (t->ndims != 0 && !(t->ndims == 1 && t->count == 1)) {
     char b[128];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Concat dim tensor should be a scalar integer, but got shape %s",
@@ -155,6 +164,8 @@ static dfx_code parallel_concat_kernel(dfx_kctx *ctx) {
 static dfx_code split_out(dfx_kctx *ctx, const dfx_tensor *x, int axis, const int64_t *sizes) {
   int r = x->ndims;
   int64_t outer = dfx__arr_prod(x->dims, 0, axis), inner = dfx__arr_prod(x->dims, axis + 1, r);
+  /* Each outer index holds one row of dims[axis] * inner elements; output k
+   * takes sizes[k] * inner of them, starting where output k - 1 stopped. */
   int64_t row = x->dims[axis] * inner, start = 0, work = 0;
   for (int k = 0; k < ctx->n_out; k++) {
     int64_t od[DFX_MAX_DIMS];
@@ -185,9 +196,11 @@ static dfx_code split_kernel(dfx_kctx *ctx) {
                           "(size = %lld) and num_split %d",
                           (long long)a, (long long)x->dims[a], n);
   if (n == 1) {
+    /* One piece is the input itself: shared, not copied. */
     dfx__kctx_forward(ctx, 1, 0);
     return DFX_OK;
   }
+  /* num_split comes from an attr, so the stack only serves the usual counts. */
   int64_t sizes[256], *sz = n <= 256 ? sizes : dfx__malloc(sizeof(int64_t) * (size_t)n);
   if (!sz) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   for (int k = 0; k < n; k++) sz[k] = x->dims[a] / n;
@@ -209,6 +222,8 @@ static dfx_code splitv_kernel(dfx_kctx *ctx) {
                           "size_splits must be a 1-D tensor with num_split (%d) elements, got shape %s", n,
                           DFX_SHAPE_STR(st, b));
   }
+  /* The sizes are read into a copy: the -1 entry is replaced once the others
+   * are summed. */
   int64_t *sz = dfx__malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
   if (!sz) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   int neg = -1;
@@ -231,6 +246,7 @@ static dfx_code splitv_kernel(dfx_kctx *ctx) {
                        "Determined shape must either match input shape along split_dim exactly if fully specified, "
                        "or be less than the size of the input along split_dim if not fully specified.  Got: %lld",
                        (long long)sum);
+  /* At most one size may be -1: it takes whatever the others leave (TF). */
   if (!c && neg >= 0) sz[neg] = dim - sum;
   if (!c) c = split_out(ctx, x, (int)a, sz);
   dfx__free(sz);

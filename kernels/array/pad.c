@@ -15,6 +15,7 @@ static dfx_code read_paddings(dfx_kctx *ctx, int64_t *pad) {
   char b1[64], b2[64];
   if (p->ndims != 2 || p->dims[1] != 2)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "paddings must be a matrix with 2 columns: %s", DFX_SHAPE_STR(p, b1));
+  /* Also what keeps pad[] (2 * DFX_MAX_DIMS slots) from overflowing. */
   if (p->dims[0] != x->ndims)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "The first dimension of paddings must be the rank of inputs%s %s",
                           DFX_SHAPE_STR(p, b1), DFX_SHAPE_STR(x, b2));
@@ -50,11 +51,15 @@ static dfx_code pad_kernel(dfx_kctx *ctx) {
   if (cv) {
     dfx_code c = dfx__arr_fill(ctx, y, 0, y->count, cv, 0);
     if (c) return c;
+  /* Pad without a constant pads with zeros; a string output came zeroed
+   * (empty strings) from allocation. */
   } else if (y->dtype != DFX_STRING) {
     memset(y->data, 0, y->nbytes);
   }
   dfx__arr_strides(r, od, ys);
   dfx__arr_strides(r, x->dims, xs);
+  /* The input is the interior box, starting pad_before into each output dim,
+   * walked with the output's strides. */
   for (int i = 0; i < r; i++) doff += pad[2 * i] * ys[i];
   return x->count ? dfx__arr_strided(ctx, y, doff, ys, x, 0, xs, r, x->dims) : DFX_OK;
 }
@@ -66,6 +71,7 @@ static dfx_code mapped_copy(dfx_kctx *ctx, dfx_tensor *y, const int64_t *od, con
                             int64_t *const *map, uint64_t *bytes) {
   int r = x->ndims;
   if (dfx__shape_count(r, od) == 0) return DFX_OK;
+  /* A scalar has no dims to map: its one element is copied (or counted). */
   if (r == 0) return y ? dfx__arr_copy(ctx, y, 0, x, 0, 1) : (*bytes = dfx__arr_str_bytes(x), DFX_OK);
   int64_t xs[DFX_MAX_DIMS], idx[DFX_MAX_DIMS] = {0}, n = od[r - 1], e = 0, work = 0;
   dfx__arr_strides(r, x->dims, xs);
@@ -102,6 +108,8 @@ static dfx_code mirror_pad_kernel(dfx_kctx *ctx) {
   int r = x->ndims;
   const char *mode = dfx__attr_str(ctx->node, "mode", "");
   int off;
+  /* REFLECT mirrors around the edge element (excluding it), SYMMETRIC
+   * repeats it; hence TF's bounds: pad < dim for REFLECT, pad <= dim else. */
   if (strcmp(mode, "REFLECT") == 0) off = 1;
   else if (strcmp(mode, "SYMMETRIC") == 0) off = 0;
   else return dfx__kctx_fail(ctx, DFX_EINVAL, "mode must be either REFLECT or SYMMETRIC, got '%s'", mode);
@@ -111,6 +119,7 @@ static dfx_code mirror_pad_kernel(dfx_kctx *ctx) {
     int64_t a = pad[2 * i], b = pad[2 * i + 1], d = x->dims[i];
     if (a < 0 || b < 0)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Paddings must be non-negative: %lld %lld", (long long)a, (long long)b);
+    /* Beyond these bounds one reflection could not bring an index back in. */
     if (off && (a >= d || b >= d))
       return dfx__kctx_fail(ctx, DFX_EINVAL, "paddings must be less than the dimension size: %lld, %lld not less than %lld",
                             (long long)a, (long long)b, (long long)d);
@@ -133,12 +142,16 @@ static dfx_code mirror_pad_kernel(dfx_kctx *ctx) {
     int64_t d = x->dims[i];
     for (int64_t k = 0; k < od[i]; k++) {
       int64_t j = k - pad[2 * i];
+      /* Mirror the index back into [0, d); the bounds checked above keep it
+       * there after a single reflection. */
       if (j < 0) j = -j - 1 + off;
       else if (j >= d) j = 2 * d - j - 1 - off;
       map[i][k] = j;
     }
   }
   uint64_t bytes = 0;
+  /* Strings: a dry run counts the bytes the output would hold, checked
+   * against the limit before anything is allocated. */
   if (!c && x->dtype == DFX_STRING && !(c = mapped_copy(ctx, NULL, od, x, map, &bytes)))
     c = dfx__arr_str_limit(ctx, true, bytes, "MirrorPad paddings");
   if (!c) {
@@ -165,6 +178,8 @@ static dfx_code roll_kernel(dfx_kctx *ctx) {
     int64_t a = dfx__tensor_get_i64(ta, i), c = a < 0 ? a + r : a;
     if (c < 0 || c >= r) return dfx__kctx_fail(ctx, DFX_EINVAL, "axis %lld is out of range", (long long)a);
     int64_t d = x->dims[c], s = dfx__tensor_get_i64(ts, i);
+    /* Normalised into [0, d) with C's signed %, so negative shifts work; an
+     * axis named twice has its shifts added, as in TF. */
     if (d) shift[c] = ((shift[c] + s % d) % d + d) % d;
   }
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, r, x->dims);
@@ -174,6 +189,7 @@ static dfx_code roll_kernel(dfx_kctx *ctx) {
     int64_t d = x->dims[i];
     map[i] = dfx__malloc(sizeof(int64_t) * (size_t)(d ? d : 1));
     if (!map[i]) return free_maps(map, r), dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+    /* Output k reads input k - shift, cyclically. */
     for (int64_t k = 0; k < d; k++) map[i][k] = (k - shift[i] + d) % d;
   }
   dfx_code c = mapped_copy(ctx, y, x->dims, x, map, NULL);
@@ -184,6 +200,8 @@ static dfx_code roll_kernel(dfx_kctx *ctx) {
 /* seq_dim and batch_dim index the input's dims. */
 static dfx_code reverse_sequence_init(const dfx_node *n, void **state, dfx_status *st) {
   (void)state;
+  /* Checked at init only against DFX_MAX_DIMS; the kernel checks the actual
+   * rank once it has the input. */
   dfx_code c = dfx__arr_attr_range(n, "seq_dim", -DFX_MAX_DIMS, DFX_MAX_DIMS - 1, st);
   return c ? c : dfx__arr_attr_range(n, "batch_dim", -DFX_MAX_DIMS, DFX_MAX_DIMS - 1, st);
 }
@@ -222,6 +240,7 @@ static dfx_code reverse_sequence_kernel(dfx_kctx *ctx) {
   dfx__arr_strides(r, x->dims, xs);
   for (int64_t b = 0; b < x->dims[bd]; b++) {
     int64_t l = dfx__tensor_get_i64(tl, b);
+    /* Lines of length 0 or 1 are their own reverse: the copy above did them. */
     if (l <= 1) continue;
     memcpy(box, x->dims, sizeof(int64_t) * (size_t)r);
     memcpy(ss, xs, sizeof(int64_t) * (size_t)r);

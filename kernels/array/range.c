@@ -35,8 +35,12 @@ static dfx_code range_float(dfx_kctx *ctx, dfx_dtype t) {
   double s = dfx__tensor_get_f64(ctx->in[0], 0), l = dfx__tensor_get_f64(ctx->in[1], 0),
          d = dfx__tensor_get_f64(ctx->in[2], 0);
   if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0: %g", d);
+  /* TF's checks and messages: the sequence must head toward the limit. */
   if (d > 0 && s > l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start <= limit when delta > 0: %g/%g", s, l);
   if (d < 0 && s < l) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %g/%g", s, l);
+  /* TF computes the size in T: rounding the difference and the quotient to T
+   * decides the count when (limit - start) / delta is near an integer.
+   * The test below is written negated so that a NaN fails it too. */
   double n = ceil(fabs(round_to(t, round_to(t, l - s) / d)));
   if (!(n <= 9.2e18)) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= 9223372036854775807");
   int64_t size = (int64_t)n;
@@ -50,6 +54,8 @@ static dfx_code range_float(dfx_kctx *ctx, dfx_dtype t) {
     if (c) return c;
     for (int64_t i = i0; i < size && i < i0 + DFX_ARR_POLL_EVERY; i++) {
       store_f(y, i, v);
+      /* Accumulated, not start + i * delta: TF adds delta in T at every step, and
+       * the rounding errors it collects are part of its output. */
       v = round_to(t, v + d);
     }
   }
@@ -61,6 +67,8 @@ static dfx_code range_float(dfx_kctx *ctx, dfx_dtype t) {
 static dfx_code range_int(dfx_kctx *ctx, dfx_dtype t) {
   bool u = t == DFX_U64;
   uint64_t v[3];
+  /* Formatted up front in the input's own signedness, so every message
+   * prints a uint64 as unsigned and the rest as signed. */
   char sv[3][24];
   for (int k = 0; k < 3; k++) {
     v[k] = u ? ((const uint64_t *)ctx->in[k]->data)[0] : (uint64_t)dfx__tensor_get_i64(ctx->in[k], 0);
@@ -74,6 +82,8 @@ static dfx_code range_int(dfx_kctx *ctx, dfx_dtype t) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start <= limit when delta > 0: %s/%s", sv[0], sv[1]);
   if (neg && (int64_t)s < (int64_t)l)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires start >= limit when delta < 0: %s/%s", sv[0], sv[1]);
+  /* The checks above ordered s and l, so span is the exact distance even when
+   * it exceeds INT64_MAX; n is its ceiling division by |delta|. */
   uint64_t span = neg ? s - l : l - s, ad = neg ? 0 - d : d;
   uint64_t n = span / ad + (span % ad != 0);
   if (n > INT64_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= 9223372036854775807");
@@ -86,6 +96,8 @@ static dfx_code range_int(dfx_kctx *ctx, dfx_dtype t) {
     dfx_code c = i0 ? dfx__kctx_poll(ctx) : DFX_OK;
     if (c) return c;
     int64_t i1 = size - i0 > DFX_ARR_POLL_EVERY ? i0 + DFX_ARR_POLL_EVERY : size;
+/* start + i * delta mod 2^64 is exact in two's complement, and the cast to T
+ * keeps the low bits, TF's wrapping. */
 #define FILL(DT, T)                                                                    \
   case DT:                                                                             \
     for (int64_t i = i0; i < i1; i++) ((T *)y->data)[i] = (T)(s + (uint64_t)i * d);    \
@@ -102,6 +114,8 @@ static dfx_code range_int(dfx_kctx *ctx, dfx_dtype t) {
 static dfx_code range_kernel(dfx_kctx *ctx) {
   if (need_scalar(ctx, 0, "start") || need_scalar(ctx, 1, "limit") || need_scalar(ctx, 2, "delta")) return DFX_EINVAL;
   dfx_dtype t = (dfx_dtype)ctx->in[0]->dtype;
+  /* Floats and integers differ in more than type: floats accumulate in T,
+   * integers compute each element exactly. */
   return dfx__dtype_is_float(t) ? range_float(ctx, t) : range_int(ctx, t);
 }
 
@@ -115,10 +129,13 @@ static dfx_code linspace_kernel(dfx_kctx *ctx) {
   snprintf(what, sizeof what, "LinSpace num %lld", (long long)num);
   dfx_tensor *y = dfx__arr_alloc(ctx, 0, t, 1, &num, what);
   if (!y) return ctx->st->code;
+  /* One value is start alone (TF), and num - 1 would divide by zero below. */
   if (num == 1) {
     store_f(y, 0, s);
     return DFX_OK;
   }
+  /* The step and each product are rounded to T like TF's kernel; the last
+   * element is set to stop itself, so rounding never misses it. */
   double step = round_to(t, round_to(t, e - s) / (double)(num - 1));
   for (int64_t i0 = 0; i0 < num - 1; i0 += DFX_ARR_POLL_EVERY) {
     dfx_code c = i0 ? dfx__kctx_poll(ctx) : DFX_OK;

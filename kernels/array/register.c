@@ -9,6 +9,8 @@ void dfx__kernels_array_pad(dfx_registry *r);
 void dfx__kernels_array_diag(dfx_registry *r);
 void dfx__kernels_array_where(dfx_registry *r);
 
+/* The order of the calls does not matter: each file's rows serve their own
+ * ops, and two rows of one op for the same dtypes fail sealing either way. */
 void dfx__kernels_array(dfx_registry *r);
 void dfx__kernels_array(dfx_registry *r) {
   dfx__kernels_array_pack(r);

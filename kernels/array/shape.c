@@ -11,6 +11,8 @@
 static dfx_code reshaped_out(dfx_kctx *ctx, int r, const int64_t *dims) {
   if (r > DFX_MAX_DIMS)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank %d exceeds the supported maximum %d", r, DFX_MAX_DIMS);
+  /* A view sharing the input's elements (a copy only for strings and small
+   * tensors): these ops never move data. */
   ctx->out[0] = dfx__tensor_reshaped(ctx->in[0], r, dims);
   return ctx->out[0] ? DFX_OK : dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
 }
@@ -46,6 +48,9 @@ static dfx_code reshape_kernel(dfx_kctx *ctx) {
     bool in_zero = false;
     /* An empty input's nonzero dims may multiply past int64. */
     for (int i = 0; i < x->ndims; i++) {
+      /* With a zero in the requested shape, the input's zero dims are left out
+       * too, so the -1 is solved from the nonzero sizes on both sides. Without
+       * one, an empty input makes in_n 0 and the -1 becomes 0. */
       if (x->dims[i] > 0 || !zero) {
         if (__builtin_mul_overflow(in_n, x->dims[i], &in_n))
           return dfx__kctx_fail(ctx, DFX_EINVAL, "Reshape: the input's nonzero dims overflow int64");
@@ -53,6 +58,7 @@ static dfx_code reshape_kernel(dfx_kctx *ctx) {
         in_zero = true;
       }
     }
+    /* prod leaves out zero sizes, so it is at least 1 and the division is safe. */
     int64_t missing = in_n / prod;
     if (!in_zero && prod * missing != in_n)
       return dfx__kctx_fail(ctx, DFX_EINVAL,
@@ -61,6 +67,7 @@ static dfx_code reshape_kernel(dfx_kctx *ctx) {
                             (long long)in_n, (long long)prod);
     d[unknown] = missing;
   }
+  /* The final word whatever the -1 became: counts must match exactly. */
   int64_t total = dfx__shape_count(r, d);
   if (total != x->count)
     return dfx__kctx_fail(ctx, DFX_EINVAL,
@@ -75,6 +82,7 @@ static dfx_code expand_dims_kernel(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "'dim' must be a tensor with a single value");
   int64_t dim = dfx__tensor_get_i64(ctx->in[1], 0);
   int r = x->ndims;
+  /* The new dim may go anywhere in [0, r], so -r-1 .. r are valid. */
   if (dim < -1 - r || dim > r)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Tried to expand dim index %lld for tensor with %d dimensions.",
                           (long long)dim, r);
@@ -111,6 +119,7 @@ static dfx_code squeeze_kernel(dfx_kctx *ctx) {
   int64_t d[DFX_MAX_DIMS];
   int m = 0;
   for (int i = 0; i < r; i++) {
+    /* Without squeeze_dims every dim of size 1 goes. */
     if (nl ? want[i] : x->dims[i] == 1) {
       if (x->dims[i] != 1)
         return dfx__kctx_fail(ctx, DFX_EINVAL, "Can not squeeze dim[%d], expected a dimension of 1, got %lld", i,
@@ -125,6 +134,7 @@ static dfx_code squeeze_kernel(dfx_kctx *ctx) {
 /* Writes n int64 values into a new rank-1 (or rank-0 when scalar) output k of dtype t. */
 static dfx_code int_out(dfx_kctx *ctx, int k, dfx_dtype t, const int64_t *v, int64_t n, bool scalar) {
   for (int64_t i = 0; i < n; i++)
+    /* An int32 out_type cannot hold every dim: fail rather than wrap. */
     if (t == DFX_I32 && (v[i] > INT32_MAX || v[i] < INT32_MIN))
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Shape value %lld does not fit in int32 (use out_type int64)",
                             (long long)v[i]);
@@ -154,6 +164,7 @@ static dfx_code size_kernel(dfx_kctx *ctx) {
 }
 
 static dfx_code rank_kernel(dfx_kctx *ctx) {
+  /* Rank's output is int32 in TF's signature; it has no out_type attr. */
   int64_t r = ctx->in[0]->ndims;
   return int_out(ctx, 0, DFX_I32, &r, 1, true);
 }
@@ -165,6 +176,7 @@ static dfx_code ensure_shape_kernel(dfx_kctx *ctx) {
   if (!ok && s->rank == x->ndims) {
     ok = true;
     for (int i = 0; i < s->rank; i++)
+      /* A -1 in the attr is an unknown dim and matches any size. */
       if (s->dims[i] >= 0 && s->dims[i] != x->dims[i]) ok = false;
   }
   if (!ok) {
@@ -183,6 +195,8 @@ static dfx_code ensure_shape_kernel(dfx_kctx *ctx) {
 }
 
 /* Reads a shape vector input (max 4*DFX_MAX_DIMS entries). */
+/* These are shapes given as data, not tensor ranks, so they may be longer
+ * than DFX_MAX_DIMS; the fixed bound only protects the stack arrays. */
 static dfx_code shape_vec(dfx_kctx *ctx, int i, const char *what, int64_t *v, int *n) {
   const dfx_tensor *t = ctx->in[i];
   char b[128];
@@ -204,6 +218,8 @@ static dfx_code bcast(dfx_kctx *ctx, bool grads) {
                             dfx__shape_str(nb, b, sb, sizeof sb));
     }
     o[i] = x == 1 ? y : x;
+    /* A dim where an operand is 1 was broadcast for it, so its gradient sums
+     * over that dim: both lists get it when both are 1. */
     if (x == 1) ra[nra++] = i;
     if (y == 1) rb[nrb++] = i;
   }
@@ -228,6 +244,7 @@ static dfx_code fill_kernel(dfx_kctx *ctx) {
     if (d[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Dimension %lld must be >= 0", (long long)d[i]);
   if (v->dtype == DFX_STRING && dfx__arr_str_budget(ctx, "Fill dims", 0, dfx__shape_count(r, d), dfx__arr_str_len(v, 0)))
     return ctx->st->code;
+  /* dims come from a tensor's values: the alloc names them if too large. */
   dfx_tensor *y = dfx__arr_alloc(ctx, 0, (dfx_dtype)v->dtype, r, d, "Fill dims");
   if (!y) return ctx->st->code;
   return dfx__arr_fill(ctx, y, 0, y->count, v, 0);
@@ -270,6 +287,8 @@ static const dfx_kernel_def kernels[] = {
     {"BroadcastArgs", "T: " DFX_ARR_I32_64, bcast_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"BroadcastGradientArgs", "T: " DFX_ARR_I32_64, bcast_grad_args_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
     {"Fill", DFX_ARR_T_COPY "; index_type: " DFX_ARR_I32_64, fill_kernel, DFX_KERNEL_CHEAP, NULL, NULL},
+    /* Stateful as TF's OpDef marks them, so constant folding leaves them be:
+     * each run makes its own tensor. */
     {"Empty", "dtype: " DFX_ARR_COPY_TYPES, empty_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {"DeepCopy", DFX_ARR_T_COPY, deep_copy_kernel, DFX_KERNEL_CHEAP | DFX_KERNEL_STATEFUL, NULL, NULL},
     {NULL}};

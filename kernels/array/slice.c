@@ -20,6 +20,7 @@ static dfx_code box_out(dfx_kctx *ctx, int on, const int64_t *od, int r, const i
   if (on > DFX_MAX_DIMS)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank %d exceeds the supported maximum %d", on, DFX_MAX_DIMS);
   int64_t count = dfx__shape_count(on, od);
+  /* Only an output larger than x can hold more string bytes than x does. */
   if (x->dtype == DFX_STRING && x->count && (count < 0 || count > x->count) &&
       dfx__arr_str_budget(ctx, what, 0, count < 0 ? -1 : count / x->count, dfx__arr_str_bytes(x)))
     return ctx->st->code;
@@ -32,6 +33,8 @@ static dfx_code box_out(dfx_kctx *ctx, int on, const int64_t *od, int r, const i
 
 /* ---- StridedSlice: TensorFlow's sparse -> dense spec expansion ---- */
 
+/* The masks are int32 bit sets, so a spec has at most 32 entries; one is
+ * kept for the implicit ellipsis added below. */
 #define SS_MAX 32
 enum { NEW_AXIS = -1, SHRINK_AXIS = -2 };
 
@@ -50,9 +53,11 @@ static dfx_code strided_slice_init(const dfx_node *n, void **state, dfx_status *
       return dfx__status_set(st, DFX_EINVAL, "attr %s = %lld does not fit in int32", names[i], (long long)v);
     m[i] = (uint32_t)v;
   }
+  /* More than one bit set. */
   if (m[2] & (m[2] - 1))
     return dfx__status_set(st, DFX_EINVAL, "Multiple ellipses in slice spec not allowed (attr ellipsis_mask = %d)",
                            (int)m[2]);
+  /* Read-only after init, so concurrent calls of the kernel may share it. */
   ss_masks *s = dfx__malloc(sizeof *s);
   if (!s) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   *s = (ss_masks){m[0], m[1], m[2], m[3], m[4]};
@@ -97,9 +102,13 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
   }
   int64_t db[DFX_MAX_DIMS], de[DFX_MAX_DIMS], dst[DFX_MAX_DIMS];
   unsigned dbm = 0, dem = 0, dsm = 0;
+  /* gather[] lists the output dims in order: the dense dim each one shows,
+   * or NEW_AXIS (size 1); a shrunk dim is listed but makes no output dim. */
   int gather[SS_MAX + DFX_MAX_DIMS], ng = 0, full = 0;
   for (int i = 0; i < sdims; i++) {
     if ((elm >> i) & 1) {
+      /* The ellipsis spans the dense dims that the entries after it do not use:
+       * sdims - i - 1 of them follow, add_after of those (new axes) use none. */
       int next = r - (sdims - i) + 1 + add_after;
       if (next > r) next = r;
       for (; full < next; full++) {
@@ -143,6 +152,9 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
       bi = f;
       ei = f + 1;
     } else {
+      /* TF's canonical range: [0, dim] for a positive stride, [-1, dim - 1] for
+       * a negative one (-1 being "before element 0"); a masked begin or end takes
+       * the extreme of that range in the stride's direction. */
       int64_t lo = st > 0 ? 0 : -1, hi = st > 0 ? dim : dim - 1;
       if ((dbm >> i) & 1) bi = st > 0 ? lo : hi;
       else {
@@ -156,6 +168,7 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
       }
     }
     int64_t len = ei - bi;
+    /* ceil(len / st) when they point the same way, else nothing is selected. */
     if (len == 0 || ((len < 0) != (st < 0))) pd[i] = 0;
     else pd[i] = len / st + (len % st != 0);
     /* A stride may be anything (INT64_MIN); with two or more elements it is
@@ -169,6 +182,7 @@ static dfx_code strided_slice_kernel(dfx_kctx *ctx) {
     if (gather[k] >= 0) od[on++] = pd[gather[k]];
     else if (gather[k] == NEW_AXIS) od[on++] = 1;
   }
+  /* Nothing is read from an empty box: an offset past the input is moot. */
   if (dfx__arr_prod(pd, 0, r) == 0) soff = 0;
   return box_out(ctx, on, od, r, pd, soff, ss, "StridedSlice");
 }
@@ -191,6 +205,7 @@ static dfx_code slice_kernel(dfx_kctx *ctx) {
     if (b < 0 || b > dim)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected begin[%d] in [0, %lld], but got %lld", i, (long long)dim,
                             (long long)b);
+    /* size -1 means "to the end", TF's rule. */
     if (s == -1) s = dim - b;
     if (s < 0 || s > dim - b)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected size[%d] in [0, %lld], but got %lld", i, (long long)(dim - b),
@@ -220,9 +235,11 @@ static dfx_code transpose_kernel(dfx_kctx *ctx) {
       return dfx__kctx_fail(ctx, DFX_EINVAL, "%lld is out of range [0 .. %d)", (long long)perm[i], r);
     seen[perm[i]] = true;
     od[i] = x->dims[perm[i]];
+    /* Output dim i walks input dim perm[i]: its extent and its stride. */
     ss[i] = xs[perm[i]];
   }
   for (int i = 0; i < r; i++)
+    /* perm must be a permutation: r in-range values with none missing. */
     if (!seen[i]) {
       char p[128];
       size_t o = 0;
@@ -251,6 +268,7 @@ static dfx_code reverse_kernel(dfx_kctx *ctx) {
   dfx__arr_strides(r, x->dims, xs);
   for (int i = 0; i < r; i++) {
     ss[i] = rev[i] ? -xs[i] : xs[i];
+    /* A reversed dim starts at its last element and steps backwards. */
     if (rev[i] && x->dims[i] > 0) soff += (x->dims[i] - 1) * xs[i];
   }
   if (x->count == 0) soff = 0;
@@ -298,6 +316,7 @@ static dfx_code broadcast_to_kernel(dfx_kctx *ctx) {
     if (j < 0) {
       ss[i] = 0;
     } else {
+      /* Leading new dims and dims of 1 broadcast: stride 0 re-reads one element. */
       ss[i] = x->dims[j] == 1 ? 0 : xs[j];
       if (x->dims[j] != od[i] && x->dims[j] != 1) ok = false;
     }

@@ -7,6 +7,8 @@
 #include "autil.h"
 
 
+/* "True" is nonzero, as TF's Where reads any dtype; a complex number is
+ * true when either part is nonzero. */
 static bool nonzero(const dfx_tensor *x, int64_t i) {
   switch ((dfx_dtype)x->dtype) {
     case DFX_C64: return ((const float *)x->data)[2 * i] != 0 || ((const float *)x->data)[2 * i + 1] != 0;
@@ -20,6 +22,8 @@ static dfx_code where_kernel(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   int r = x->ndims;
   int64_t n = 0, work = 0;
+  /* Two passes: the output's row count is the number of true elements, so
+   * it must be known before the output can be allocated. */
   for (int64_t i = 0; i < x->count; i++) n += nonzero(x, i);
   int64_t od[2] = {n, r};
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, DFX_I64, 2, od);
@@ -31,6 +35,7 @@ static dfx_code where_kernel(dfx_kctx *ctx) {
       o += r;
     }
     int k = r - 1;
+    /* c is i's coordinate, kept by an odometer instead of dividing i. */
     for (; k >= 0 && ++c[k] == x->dims[k]; k--) c[k] = 0;
     /* Polls once per innermost row, so a check per element is not needed. */
     dfx_code rc = k < r - 1 ? dfx__arr_tick(ctx, &work, x->dims[r - 1]) : DFX_OK;
@@ -77,6 +82,8 @@ static dfx_code one_hot_kernel(dfx_kctx *ctx) {
   if (!y) return ctx->st->code;
   dfx_code c = dfx__arr_fill(ctx, y, 0, y->count, off, 0);
   if (c) return c;
+  /* The output is [prefix, depth, suffix]: index (p, s) with value v sets
+   * element (p, v, s); any other v leaves its row all off. */
   int64_t suffix = dfx__arr_prod(ix->dims, a, r), prefix = dfx__arr_prod(ix->dims, 0, a), work = 0;
   for (int64_t p = 0; p < prefix; p++) {
     for (int64_t s = 0; s < suffix; s++) {

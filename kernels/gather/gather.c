@@ -22,6 +22,7 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Expected batch_dims in the range [%d, %d], but got %lld", -ir, ir,
                             (long long)batch_dims);
     if (batch_dims < 0) batch_dims += ir;
+    /* TF's default: with batch dims, the gather axis is the first one after. */
     if (!axis_set) axis = batch_dims;
     if (batch_dims >= pr)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "batch_dims (%lld) must be less than rank(params) (%d).",
@@ -44,6 +45,9 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
   }
   int64_t od[2 * DFX_MAX_DIMS];
   int on = 0;
+  /* Output shape: params' dims before the axis, the indices' dims after the
+   * batch dims (which params already supplied), then params' dims after the
+   * axis. */
   for (int i = 0; i < axis; i++) od[on++] = p->dims[i];
   for (int i = (int)batch_dims; i < ir; i++) od[on++] = ix->dims[i];
   for (int i = (int)axis + 1; i < pr; i++) od[on++] = p->dims[i];
@@ -51,6 +55,7 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
     return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank %d exceeds %d (params %s, indices %s)", on, DFX_MAX_DIMS,
                           DFX_SHAPE_STR(p, b1), DFX_SHAPE_STR(ix, b2));
   /* Validate every index first; report the first bad one like TF. */
+  /* Before allocating, so a bad index costs no output and no partial copy. */
   int64_t gdim = p->dims[axis];
   for (int64_t k = 0; k < ix->count; k++) {
     int64_t v = gidx(ix, k);
@@ -72,6 +77,8 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
   char *dst = out->data;
   for (int64_t b = 0; b < batch; b++)
     for (int64_t o = 0; o < outer; o++) {
+      /* Params are [batch, outer, gdim, inner] and the output [batch, outer, n,
+       * inner]: row v of the gathered dim becomes row i. */
       const char *prow = src + (size_t)((b * outer + o) * gdim * inner) * es;
       char *orow = dst + (size_t)((b * outer + o) * n * inner) * es;
       for (int64_t i = 0; i < n; i++) {
@@ -87,6 +94,7 @@ static dfx_code gather_impl(dfx_kctx *ctx, int64_t axis, bool axis_set, int64_t 
 static dfx_code gather_v2(dfx_kctx *ctx) {
   int64_t axis;
   const dfx_tensor *a = ctx->in[2];
+  /* A one-element axis tensor of any rank is accepted, as a scalar. */
   if (a->ndims != 0 && a->count != 1) {
     char b[128];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "axis must be scalar, but saw shape: %s", DFX_SHAPE_STR(a, b));
@@ -115,6 +123,8 @@ static dfx_code gather_nd(dfx_kctx *ctx) {
   /* With k > 0 the index rows number ix->count / k; with k == 0 indices
    * hold nothing and their leading dims (free to be huge) only shape the
    * output, which bounds the loop instead. */
+  /* With k == 0 each (empty) index row selects all of params: the output is
+   * nres copies of it. */
   int64_t nres = k > 0 ? ix->count / k : gprod(ix->dims, 0, ix->ndims - 1), slice = gprod(p->dims, (int)k, p->ndims);
   if (nres != 0 && p->count == 0 && k > 0)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Requested more than 0 entries, but params is empty.  Params shape: %s",
@@ -124,6 +134,8 @@ static dfx_code gather_nd(dfx_kctx *ctx) {
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, on, od);
   if (!out) return ctx->st->code;
   if (k == 0 && out->count == 0) return DFX_OK;
+  /* With the IGNORE policy a bad index row leaves its slice at zero; string
+   * outputs start empty already. */
   if (ignore && dt != DFX_STRING) memset(out->data, 0, out->nbytes);
   size_t es = dfx__dtype_storage(dt);
   int64_t left = DFX_G_POLL_EVERY;
@@ -133,6 +145,7 @@ static dfx_code gather_nd(dfx_kctx *ctx) {
     for (int64_t j = 0; j < k && !bad; j++) {
       int64_t v = gidx(ix, r * k + j);
       bad = v < 0 || v >= p->dims[j];
+      /* Row-major offset of the indexed slice within params' first k dims. */
       off = off * p->dims[j] + (bad ? 0 : v);
     }
     if (bad) {

@@ -16,6 +16,7 @@ dfx_code dfx__g_bad_dtype(dfx_kctx *ctx, dfx_dtype dt) {
 dfx_code dfx__g_check_rows(dfx_kctx *ctx, const char *what, int64_t value, int64_t rows, int64_t inner,
                            dfx_dtype dt) {
   int64_t n;
+  /* An empty output needs no bytes, however large its other factor. */
   if (rows == 0 || (rows > 0 && inner == 0)) return DFX_OK;
   if (rows < 0 || inner < 0 || __builtin_mul_overflow(rows, inner, &n) ||
       dfx__mul_size((size_t)n, dfx__dtype_storage(dt)) > dfx__tensor_limit())
@@ -25,6 +26,8 @@ dfx_code dfx__g_check_rows(dfx_kctx *ctx, const char *what, int64_t value, int64
 }
 
 dfx_code dfx__g_policy_init(const dfx_node *node, void **state, dfx_status *st) {
+  /* The state is only a marker: the address of a static byte, so nothing is
+   * allocated and the row needs no fini. */
   static const char ignore = 1;
   const char *p = dfx__attr_str(node, "bad_indices_policy", "");
   if (*p && strcmp(p, "DEFAULT") != 0 && strcmp(p, "ERROR") != 0 && strcmp(p, "IGNORE") != 0)
@@ -34,8 +37,9 @@ dfx_code dfx__g_policy_init(const dfx_node *node, void **state, dfx_status *st) 
   return DFX_OK;
 }
 
-/* Integer loops wrap on overflow (computed in the unsigned type). Returns 1 on
- * division by zero. */
+/* Integer loops wrap on overflow (computed in the unsigned type), as TF's
+ * CPU kernels do; x / -1 is taken as 0 - x, so INT_MIN / -1 wraps instead
+ * of trapping. Returns 1 on division by zero. */
 #define DEF_INT(NAME, T, SIGNED)                                                   \
   static int apply_##NAME(dfx_gop op, T *d, const T *s, int64_t n, int64_t ss) {      \
     switch (op) {                                                                      \
@@ -80,6 +84,9 @@ DEF_INT(u32, uint32_t, 0)
 DEF_INT(u64, uint64_t, 0)
 #undef DEF_INT
 
+/* float and double ops go through double: for + - * / that rounds to the
+ * same float as float arithmetic, since 53 >= 2 * 24 + 2 bits.
+ * With a NaN the comparisons are false and MAX/MIN keep the current a. */
 static inline double fop(dfx_gop op, double a, double b) {
   switch (op) {
     case DFX_GOP_SET: return b;
@@ -93,6 +100,8 @@ static inline double fop(dfx_gop op, double a, double b) {
   return a;
 }
 
+/* float and double: SET and ADD (the common segment sum) inline; the other
+ * ops through fop. */
 #define DEF_FLT(NAME, T)                                                                 \
   static void apply_##NAME(dfx_gop op, T *d, const T *s, int64_t n, int64_t ss) {        \
     switch (op) {                                                                        \
@@ -150,6 +159,7 @@ static void apply_half(dfx_gop op, uint16_t *d, const uint16_t *s, int64_t n, in
     float b = bf ? dfx__bf16_to_f32(s[i * ss]) : dfx__f16_to_f32(s[i * ss]);
     float r;
     switch (op) {
+      /* The half types' sums are rounded back after every step, as TF's are. */
       case DFX_GOP_ADD: r = a + b; break;
       case DFX_GOP_SUB: r = a - b; break;
       case DFX_GOP_MUL: r = a * b; break;
@@ -160,6 +170,8 @@ static void apply_half(dfx_gop op, uint16_t *d, const uint16_t *s, int64_t n, in
   }
 }
 
+/* Each new string is built before the old one is freed, so on failure
+ * every element is still valid and owned by its tensor. */
 static dfx_code apply_str(dfx_kctx *ctx, dfx_gop op, dfx_str *d, const dfx_str *s, int64_t n, int64_t ss) {
   for (int64_t i = 0; i < n; i++) {
     const dfx_str *b = &s[i * ss];
@@ -185,6 +197,8 @@ static dfx_code apply_str(dfx_kctx *ctx, dfx_gop op, dfx_str *d, const dfx_str *
   return DFX_OK;
 }
 
+/* One dtype switch per call, not per element: callers pass whole rows of
+ * n elements, so the dispatch cost is spread over them. */
 dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const void *src, int64_t n,
                       int64_t ss) {
   int div0 = 0;
@@ -211,6 +225,7 @@ dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const 
       uint8_t *d = dst;
       const uint8_t *s = src;
       for (int64_t i = 0; i < n; i++) {
+        /* bool arithmetic saturates: a sum is "any" (or), a product "all" (and). */
         uint8_t b = s[i * ss] != 0;
         switch (op) {
           case DFX_GOP_SET: d[i] = b; break;
@@ -229,6 +244,7 @@ dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const 
     default: {
       size_t es = dfx__dtype_storage(dt);
       if (op != DFX_GOP_SET || es == 0 || dt == DFX_RESOURCE || dt == DFX_VARIANT) return dfx__g_bad_dtype(ctx, dt);
+      /* Quantized dtypes only move: their arithmetic would need scales. */
       for (int64_t i = 0; i < n; i++) /* plain copies work for any fixed-size type (quantized) */
         memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)(i * ss) * es, es);
       break;
@@ -241,6 +257,7 @@ dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const 
 dfx_code dfx__g_copy(dfx_kctx *ctx, dfx_dtype dt, void *dst, const void *src, int64_t n) {
   if (n <= 0) return DFX_OK;
   if (dt == DFX_STRING) return apply_str(ctx, DFX_GOP_SET, dst, src, n, 1);
+  /* Every other element is a fixed-size value: a byte copy is exact. */
   memcpy(dst, src, (size_t)n * dfx__dtype_storage(dt));
   return DFX_OK;
 }
@@ -253,6 +270,9 @@ dfx_code dfx__g_copy(dfx_kctx *ctx, dfx_dtype dt, void *dst, const void *src, in
   } while (0)
 
 dfx_code dfx__g_fill(dfx_kctx *ctx, dfx_dtype dt, void *dst, int64_t n, dfx_gfill v) {
+  /* LOWEST and HIGHEST are the identities of MAX and MIN reductions, the
+   * value an empty segment keeps. The half bit patterns are -+65504 (half)
+   * and -+3.39e38 (bfloat16), their largest finite values, and 1.0. */
   bool lo = v == DFX_GFILL_LOWEST, hi = v == DFX_GFILL_HIGHEST, one = v == DFX_GFILL_ONE;
   switch (dt) {
     case DFX_I8: FILL(int8_t, lo ? INT8_MIN : hi ? INT8_MAX : one); break;
@@ -282,6 +302,7 @@ dfx_code dfx__g_fill(dfx_kctx *ctx, dfx_dtype dt, void *dst, int64_t n, dfx_gfil
 }
 #undef FILL
 
+/* SegmentMean divides the sum in T: integer means truncate, as TF's do. */
 void dfx__g_div_count(dfx_dtype dt, void *dst, int64_t n, int64_t count) {
   switch (dt) {
 #define CASE(DT, T)                                                   \
@@ -308,11 +329,14 @@ void dfx__g_div_count(dfx_dtype dt, void *dst, int64_t n, int64_t count) {
   }
 }
 
+/* Turns a flat element index back into its coordinates, for messages that
+ * name an element the way TF does ("indices[1,0] = ..."). */
 const char *dfx__g_slice_str(int ndims, const int64_t *dims, int64_t flat, char *buf, size_t n) {
   buf[0] = 0;
   if (ndims <= 0) return buf;
   int64_t coord[DFX_MAX_DIMS];
   for (int d = ndims - 1; d >= 0; d--) {
+    /* A zero dim has no valid coordinate anyway; 1 avoids dividing by zero. */
     int64_t sz = dims[d] > 0 ? dims[d] : 1;
     coord[d] = flat % sz;
     flat /= sz;

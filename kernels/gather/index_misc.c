@@ -16,14 +16,18 @@ static dfx_code bincount(dfx_kctx *ctx) {
   if (sz->ndims != 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Shape must be rank 0 but is rank %d", sz->ndims);
   int64_t size = gidx(sz, 0);
   if (size < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "size (%lld) must be non-negative", (long long)size);
+  /* An empty weights tensor means "count": every value adds 1 (TF). */
   bool weighted = w->count > 0;
   if (weighted && !dfx__tensor_same_shape(arr, w))
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Weights and arr must have the same shape. arr: %s weights: %s",
                           DFX_SHAPE_STR(arr, b1), DFX_SHAPE_STR(w, b2));
   const int32_t *a = arr->data;
   for (int64_t i = 0; i < arr->count; i++)
+    /* Checked before anything is allocated; values >= size are skipped below,
+     * as TF drops them. */
     if (a[i] < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Input arr must be non-negative!");
   dfx_dtype dt = (dfx_dtype)w->dtype;
+  /* size is an input value: the output is checked against the limit first. */
   if (dfx__g_check_rows(ctx, "size", size, size, 1, dt)) return ctx->st->code;
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, 1, &size);
   if (!out) return ctx->st->code;
@@ -73,11 +77,15 @@ static dfx_code histogram_fixed_width(dfx_kctx *ctx) {
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, ot, 1, &nbins);
   if (!out) return ctx->st->code;
   memset(out->data, 0, out->nbytes);
-  /* TF takes the range width in T, then divides in double. */
+  /* TF takes the range width in T, then divides in double: a float range
+   * rounds as it does in float, and an integer range that wraps in T wraps
+   * here too, so the bins match TF's. */
   double width = hi - lo;
   if (v->dtype == DFX_F32) width = (double)((float)hi - (float)lo);
   else if (v->dtype == DFX_I32 || v->dtype == DFX_I64)
     width = (double)(int64_t)((uint64_t)gidx(r, 1) - (uint64_t)gidx(r, 0));
+  /* bin = floor((v - lo) / step), with v below lo clamped to lo and the top
+   * clamped to the last bin: out-of-range values land in the end bins (TF). */
   const double step = width / (double)nbins, top = (double)(nbins - 1);
   for (int64_t i = 0; i < v->count;) {
     if (i && dfx__kctx_poll(ctx)) return ctx->st->code;
@@ -127,6 +135,7 @@ static dfx_code sparse_tensor_dense_add(dfx_kctx *ctx) {
       return dfx__kctx_fail(ctx, DFX_EINVAL,
                             "Dimension %d does not equal (no broadcasting is supported): sparse side %lld vs dense side %lld",
                             i, (long long)gidx(shp, i), (long long)b->dims[i]);
+  /* a_indices is [nnz, rank]: one row of coordinates per value. */
   int64_t nnz = ix->dims[0], nd = ix->dims[1];
   if (vals->count != nnz || nd != b->ndims)
     return dfx__kctx_fail(ctx, DFX_EINVAL,
@@ -144,11 +153,14 @@ static dfx_code sparse_tensor_dense_add(dfx_kctx *ctx) {
                               "dense tensor shape: %s",
                               (long long)d, (long long)i, (long long)d, (long long)v, DFX_SHAPE_STR(b, b1));
     }
+  /* A copy, never b itself: b may be shared with other consumers. */
   dfx_tensor *out = dfx__tensor_copy(b);
   if (!out) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   ctx->out[0] = out;
   size_t es = dfx__dtype_storage(dt);
   int64_t left = DFX_G_POLL_EVERY;
+  /* Every index was checked above, so a bad one fails before any output
+   * exists. Duplicate indices each add their value. */
   for (int64_t i = 0; i < nnz; i++) {
     if (gtick(ctx, &left, nd + 1)) return ctx->st->code;
     int64_t off = 0;
@@ -162,6 +174,7 @@ static dfx_code sparse_tensor_dense_add(dfx_kctx *ctx) {
 
 /* ---- RaggedRange ---- */
 
+/* A scalar start, limit or delta serves every row. */
 static double rr_get(const dfx_tensor *t, int64_t i) { return t->ndims == 0 ? dfx__tensor_get_f64(t, 0) : dfx__tensor_get_f64(t, i); }
 static int64_t rr_geti(const dfx_tensor *t, int64_t i) { return t->ndims == 0 ? gidx(t, 0) : gidx(t, i); }
 
@@ -194,6 +207,7 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
     if (isint) {
       int64_t s = rr_geti(st, r), l = rr_geti(li, r), d = rr_geti(de, r);
       if (d == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires delta != 0");
+      /* A range heading away from its limit is empty, not an error (TF). */
       if ((d > 0 && l < s) || (d < 0 && l > s)) size = 0;
       else { /* ceil(|l - s| / |d|), exact for any int64 operands */
         uint64_t dist = l > s ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
@@ -224,10 +238,13 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
     if (size < 0 || total > INT64_MAX - size)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "Requires ((limit - start) / delta) <= %lld", (long long)INT64_MAX);
     total += size;
+    /* int32 splits cannot point past 2^31 - 1 values. */
     if (sp == DFX_I32 && total > INT32_MAX)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "the total range size %lld does not fit in int32 splits", (long long)total);
     gset_idx(splits, r + 1, total);
   }
+  /* The sizes came from input values: the limit is checked before the values
+   * tensor is allocated, with the splits already validated. */
   if (dfx__g_check_rows(ctx, "the total range size", total, total, 1, dt)) return ctx->st->code;
   dfx_tensor *vals = dfx__kctx_alloc(ctx, 1, dt, 1, &total);
   if (!vals) return ctx->st->code;
@@ -238,6 +255,7 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
     if (gtick(ctx, &left, n + 1)) return ctx->st->code;
     switch (dt) {
       case DFX_I32: {
+        /* Integer steps wrap in unsigned arithmetic: no signed-overflow UB. */
         uint32_t v = (uint32_t)rr_geti(st, r), d = (uint32_t)rr_geti(de, r);
         for (int64_t j = 0; j < n; j++, k++, v += d) ((int32_t *)vals->data)[k] = (int32_t)v;
         break;
@@ -262,6 +280,7 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
         float d = (float)rr_get(de, r);
         for (int64_t j = 0; j < n; j++, k++) {
           ((uint16_t *)vals->data)[k] = v;
+          /* Each step rounds to bfloat16, as TF's accumulation in T does. */
           v = dfx__f32_to_bf16(dfx__bf16_to_f32(v) + d);
         }
         break;
@@ -274,6 +293,8 @@ static dfx_code ragged_range(dfx_kctx *ctx) {
 
 /* ---- CompareAndBitpack ---- */
 
+/* Bit b of output byte i is x[8i + b] > threshold, most significant bit
+ * first; the comparison is strict, as TF's. */
 static dfx_code compare_and_bitpack(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0], *th = ctx->in[1];
   char b1[128];
@@ -286,6 +307,7 @@ static dfx_code compare_and_bitpack(dfx_kctx *ctx) {
                           DFX_SHAPE_STR(x, b1));
   int64_t od[DFX_MAX_DIMS];
   memcpy(od, x->dims, sizeof(int64_t) * (size_t)x->ndims);
+  /* Eight elements per output byte, the first one in the high bit. */
   od[x->ndims - 1] /= 8;
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, DFX_U8, x->ndims, od);
   if (!out) return ctx->st->code;
@@ -335,6 +357,8 @@ static dfx_code compare_and_bitpack(dfx_kctx *ctx) {
 
 /* ---- Cross ---- */
 
+/* The cross product per row of 3; integers multiply in uint64 so overflow
+ * wraps (as TF's integer types do) instead of being undefined. */
 static dfx_code cross(dfx_kctx *ctx) {
   const dfx_tensor *a = ctx->in[0], *b = ctx->in[1];
   char b1[128], b2[128];

@@ -16,8 +16,11 @@ static dfx_code dynamic_partition(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "data.shape must start with partitions.shape, got data.shape = %s, partitions.shape = %s",
                           DFX_SHAPE_STR(data, b1), DFX_SHAPE_STR(parts, b2));
+  /* np is the num_partitions attr; +1 keeps the request non-zero. */
   int64_t *counts = dfx__calloc((size_t)np + 1, sizeof *counts);
   if (!counts) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  /* A first pass counts each partition's rows, so every output is allocated
+   * once at its final size. */
   const int32_t *pv = parts->data;
   for (int64_t k = 0; k < parts->count; k++) {
     if (pv[k] < 0 || pv[k] >= np) {
@@ -55,6 +58,8 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
   char b1[128], b2[128];
   if (n < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "DynamicStitch needs at least one input");
   const dfx_tensor *d0 = ctx->in[n], *i0 = ctx->in[0];
+  /* The output has max index + 1 rows, so every index is read before the
+   * output exists. */
   int64_t max_index = -1;
   for (int i = 0; i < n; i++) {
     const dfx_tensor *ix = ctx->in[i], *d = ctx->in[n + i];
@@ -63,6 +68,8 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
     if (!prefix)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "data[%d].shape = %s does not start with indices[%d].shape = %s", i,
                             DFX_SHAPE_STR(d, b1), i, DFX_SHAPE_STR(ix, b2));
+    /* Every data[i] must carry rows of one shape: the dims after its indices'
+     * dims match data[0]'s. */
     bool same = d->ndims - ix->ndims == d0->ndims - i0->ndims;
     for (int k = 0; same && k < d->ndims - ix->ndims; k++) same = d->dims[ix->ndims + k] == d0->dims[i0->ndims + k];
     if (i > 0 && !same)
@@ -85,6 +92,8 @@ static dfx_code dynamic_stitch(dfx_kctx *ctx) {
   if (!out) return ctx->st->code;
   if (dt != DFX_STRING) memset(out->data, 0, out->nbytes);
   size_t es = dfx__dtype_storage(dt);
+  /* Inputs are copied in order, so when indices repeat the last one written
+   * wins (TF's DynamicStitch rule); rows no index names stay zero. */
   for (int i = 0; i < n && inner > 0; i++) {
     const dfx_tensor *ix = ctx->in[i], *d = ctx->in[n + i];
     const int32_t *v = ix->data;

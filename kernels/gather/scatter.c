@@ -12,6 +12,8 @@
 #include "gutil.h"
 
 /* Output 0 = deep copy of input 0, or NULL after failing. */
+/* A deep copy rather than the input's buffer: the "variable" may be shared
+ * by other consumers, and tensors are immutable once shared. */
 static dfx_tensor *copy_input(dfx_kctx *ctx) {
   dfx_tensor *c = dfx__tensor_copy(ctx->in[0]);
   if (!c) {
@@ -27,9 +29,12 @@ static dfx_tensor *copy_input(dfx_kctx *ctx) {
 static dfx_code assign(dfx_kctx *ctx) {
   const dfx_tensor *lhs = ctx->in[0], *rhs = ctx->in[1];
   char b1[128], b2[128];
+  /* validate_shape false lets the value replace the variable whatever its
+   * shape, as TF's Assign does. */
   if (dfx__attr_bool(ctx->node, "validate_shape", true) && !dfx__tensor_same_shape(lhs, rhs))
     return dfx__kctx_fail(ctx, DFX_EINVAL, "Assign requires shapes of both tensors to match. lhs shape= %s rhs shape= %s",
                           DFX_SHAPE_STR(lhs, b1), DFX_SHAPE_STR(rhs, b2));
+  /* In a frozen graph the variable's new value is just the right-hand side. */
   dfx__kctx_forward(ctx, 1, 0);
   return DFX_OK;
 }
@@ -66,6 +71,8 @@ static dfx_code scatter_first(dfx_kctx *ctx, dfx_gop op) {
                           "updates.shape %s, indices.shape %s, params.shape %s",
                           DFX_SHAPE_STR(up, b1), DFX_SHAPE_STR(ix, b2), DFX_SHAPE_STR(p, b3));
   int64_t rows = p->dims[0];
+  /* All indices are checked before the copy is made: a bad one fails
+   * without a partly updated output. */
   for (int64_t k = 0; k < ix->count; k++) {
     int64_t v = gidx(ix, k);
     if (v < 0 || v >= rows)
@@ -76,8 +83,11 @@ static dfx_code scatter_first(dfx_kctx *ctx, dfx_gop op) {
   if (!out) return ctx->st->code;
   int64_t inner = rows ? p->count / rows : 0, left = DFX_G_POLL_EVERY;
   size_t es = dfx__dtype_storage(dt);
+  /* Duplicate indices apply in order, so for SET the last update wins and
+   * for the others the updates combine. */
   for (int64_t k = 0; k < ix->count && inner > 0; k++) {
     char *dst = (char *)out->data + (size_t)(gidx(ix, k) * inner) * es;
+    /* A scalar update applies to every element of the row: stride 0. */
     const char *src = scalar ? (const char *)up->data : (const char *)up->data + (size_t)(k * inner) * es;
     dfx_code c = dfx__g_apply(ctx, dt, op, dst, src, inner, scalar ? 0 : 1);
     if (!c) c = gtick(ctx, &left, inner);
@@ -106,6 +116,9 @@ static dfx_code scatter_nd_into(dfx_kctx *ctx, dfx_tensor *out, const dfx_tensor
                           "Indices and updates specified for empty output.  indices shape: %s, updates shape: %s, "
                           "output shape: %s",
                           DFX_SHAPE_STR(ix, b1), DFX_SHAPE_STR(up, b2), DFX_SHAPE_STR(out, b3));
+  /* indices [..., K] address the first K dims of the output; a 1-D index
+   * vector is read as K = 1 with one update per element. updates must be
+   * indices.shape[:-1] + output.shape[K:]. */
   int64_t slice_dim = ix->ndims > 1 ? ix->dims[ix->ndims - 1] : 1;
   int batch_dim = ix->ndims > 1 ? ix->ndims - 1 : 1;
   if (ix->ndims == 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Indices shape must have rank at least one.");
@@ -127,6 +140,8 @@ static dfx_code scatter_nd_into(dfx_kctx *ctx, dfx_tensor *out, const dfx_tensor
   /* TF skips everything, index checks included, for an empty output; and
    * only then may the products below overflow (dims beside a zero). */
   if (out->count == 0) return DFX_OK;
+  /* With K == 0 the index rows hold nothing; their leading dims count the
+   * updates, each of which covers the whole output (as in GatherNd). */
   int64_t n_up = slice_dim ? ix->count / slice_dim : gprod(ix->dims, 0, batch_dim), slice = gprod(out->dims, (int)slice_dim, pr);
   bool ignore = ctx->state != NULL;
   dfx_dtype dt = (dfx_dtype)out->dtype;
@@ -181,6 +196,7 @@ static dfx_code scatter_nd(dfx_kctx *ctx) {
                           dfx__shape_str((int)sh->count, dims, b1, sizeof b1), dfx__tensor_limit());
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, (int)sh->count, dims);
   if (!out) return ctx->st->code;
+  /* ScatterNd starts from zeros and adds, so duplicate indices sum. */
   if (dt != DFX_STRING) memset(out->data, 0, out->nbytes);
   return scatter_nd_into(ctx, out, ctx->in[0], ctx->in[1], DFX_GOP_ADD);
 }
@@ -223,6 +239,8 @@ static const dfx_kernel_def kernels[] = {
     {"ScatterNdSub", NUM_T IDX, scatter_nd_sub, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdMax", REAL_T IDX, scatter_nd_max, DFX_KERNEL_CHEAP, P, NULL},
     {"ScatterNdMin", REAL_T IDX, scatter_nd_min, DFX_KERNEL_CHEAP, P, NULL},
+    /* Inputs are never modified here, so the non-aliasing and the TensorScatter
+     * forms share the ref forms' kernels. */
     {"ScatterNdNonAliasingAdd", "T: {" DFX_G_NUM_LIST ", bool}" IDX, scatter_nd_add, DFX_KERNEL_CHEAP, P, NULL},
     {"TensorScatterUpdate", COPY_T "; Tindices: {int16, int32, int64, uint16}", scatter_nd_update, DFX_KERNEL_CHEAP,
      P, NULL},

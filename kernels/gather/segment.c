@@ -23,6 +23,7 @@ static dfx_code unsorted(dfx_kctx *ctx, dfx_gop op, dfx_gfill init) {
                           DFX_SHAPE_STR(data, b1), DFX_SHAPE_STR(ids, b2));
   int64_t od[DFX_MAX_DIMS + 1];
   int on = 0;
+  /* Output: [num_segments] + data.shape[rank(ids):], one row per segment. */
   od[on++] = nseg;
   for (int i = ids->ndims; i < data->ndims; i++) od[on++] = data->dims[i];
   if (on > DFX_MAX_DIMS) return dfx__kctx_fail(ctx, DFX_EINVAL, "output rank exceeds %d", DFX_MAX_DIMS);
@@ -31,12 +32,15 @@ static dfx_code unsorted(dfx_kctx *ctx, dfx_gop op, dfx_gfill init) {
   /* Check ids before allocating. */
   for (int64_t k = 0; k < ids->count; k++) {
     int64_t j = gidx(ids, k);
+    /* Only ids past the end are errors: negative ids are TF's way of dropping a
+     * row, and the loop below skips them. */
     if (j >= nseg)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "segment_ids%s = %lld is out of range [0, %lld)",
                             dfx__g_slice_str(ids->ndims, ids->dims, k, b1, sizeof b1), (long long)j, (long long)nseg);
   }
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, on, od);
   if (!out) return ctx->st->code;
+  /* Each segment starts at its op's identity, the value an empty one keeps. */
   if (dfx__g_fill(ctx, dt, out->data, out->count, init)) return ctx->st->code;
   size_t es = dfx__dtype_storage(dt);
   for (int64_t k = 0; k < ids->count && inner > 0; k++) {
@@ -62,12 +66,16 @@ static dfx_code sorted(dfx_kctx *ctx, dfx_gop op, bool mean) {
   if (ids->ndims != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "segment_ids should be a vector.");
   if (data->ndims < 1 || ids->count != data->dims[0])
     return dfx__kctx_fail(ctx, DFX_EINVAL, "segment_ids should be the same size as dimension 0 of input.");
+  /* Sorted ids: the last one sets the row count (rows -1 flags an id that
+   * cannot be incremented, rejected by dfx__g_check_rows). */
   int64_t n = ids->count, last = n > 0 ? gidx(ids, n - 1) : -1, rows = last == INT64_MAX ? -1 : last + 1;
   if (last < -1) return dfx__kctx_fail(ctx, DFX_EINVAL, "segment ids must be >= 0");
   int64_t inner = gprod(data->dims, 1, data->ndims), left = DFX_G_POLL_EVERY;
   if (dfx__g_check_rows(ctx, "the largest segment id", last, rows, inner, dt)) return ctx->st->code;
   for (int64_t k = 0; k < n; k++) {
     int64_t j = gidx(ids, k);
+    /* The sorted ops rely on equal ids being adjacent; checking the order up
+     * front fails before any output exists. */
     if (k > 0 && j < gidx(ids, k - 1)) return dfx__kctx_fail(ctx, DFX_EINVAL, "segment ids are not increasing");
     if (j < 0 || j >= rows)
       return dfx__kctx_fail(ctx, DFX_EINVAL,
@@ -84,11 +92,15 @@ static dfx_code sorted(dfx_kctx *ctx, dfx_gop op, bool mean) {
     return ctx->st->code;
   if (inner == 0) return DFX_OK;
   size_t es = dfx__dtype_storage(dt);
+  /* Rows with equal ids are adjacent (ids are sorted): each run reduces into
+   * its segment's row. */
   for (int64_t k = 0; k < n;) {
     int64_t j = gidx(ids, k), e = k + 1;
     while (e < n && gidx(ids, e) == j) e++;
     char *dst = (char *)out->data + (size_t)(j * inner) * es;
     const char *src = data->data;
+    /* The first row of a run is copied, not combined with the fill, so Max and
+     * Min do not see the 0 that gaps get; later rows combine. */
     memcpy(dst, src + (size_t)(k * inner) * es, (size_t)inner * es);
     for (int64_t r = k + 1; r < e; r++) {
       dfx_code c = dfx__g_apply(ctx, dt, op, dst, src + (size_t)(r * inner) * es, inner, 1);

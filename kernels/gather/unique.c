@@ -9,6 +9,9 @@
 
 /* ---- element hashing ---- */
 
+/* MurmurHash3's 64-bit finalizer. The low bits of an FNV hash depend only
+ * on the low bits of each byte, and the low bits pick the slot: keys that
+ * differ only in high bits would share a probe chain without it. */
 static uint64_t mix(uint64_t h) {
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdULL;
@@ -41,12 +44,15 @@ static uint64_t hash_elem(const dfx_tensor *t, int64_t i) {
   }
   if (dfx__dtype_is_float((dfx_dtype)t->dtype)) {
     double v = fval(t, i) + 0.0; /* -0 hashes as 0 */
+    /* Hashing must agree with eq_elem, which compares by value: -0 and 0 are
+     * equal, so both must hash the same bits. */
     if (v == 0) v = 0;
     /* A NaN equals nothing: spread NaNs by position, or n of them would
      * share one probe chain and cost O(n^2). */
     if (isnan(v)) return mix((uint64_t)i * 0x9e3779b97f4a7c15ULL + 1);
     return hash_bytes(&v, sizeof v);
   }
+  /* Integers and bool compare bit for bit, so their bytes are the key. */
   size_t es = dfx__dtype_storage((dfx_dtype)t->dtype);
   return hash_bytes((const char *)t->data + (size_t)i * es, es);
 }
@@ -71,12 +77,14 @@ typedef struct hmap {
 
 static bool hmap_init(hmap *m, const dfx_tensor *keys, int64_t n) {
   uint64_t cap = 16;
+  /* At most half full, so probes stay short and always end at an empty slot. */
   while (cap < (uint64_t)n * 2) cap <<= 1;
   m->keys = keys;
   m->mask = cap - 1;
   m->slot = dfx__malloc(cap * sizeof *m->slot);
   m->val = dfx__malloc(cap * sizeof *m->val);
   if (!m->slot || !m->val) return false;
+  /* Every byte 0xff is -1 in two's complement: all slots empty. */
   memset(m->slot, 0xff, cap * sizeof *m->slot);
   return true;
 }
@@ -103,6 +111,7 @@ static dfx_code unique_impl(dfx_kctx *ctx, bool counts) {
   if (it != DFX_I64) it = DFX_I32;
   int64_t n = x->count;
   hmap m;
+  /* first[u]: where unique value u first appears, to copy it out at the end. */
   int64_t *first = dfx__malloc(((size_t)n + 1) * sizeof *first), *cnt = NULL;
   if (counts) cnt = dfx__calloc((size_t)n + 1, sizeof *cnt);
   if (!hmap_init(&m, x, n) || !first || (counts && !cnt)) {
@@ -118,6 +127,8 @@ static dfx_code unique_impl(dfx_kctx *ctx, bool counts) {
   for (int64_t i = 0; c == DFX_OK && i < n; i++) {
     if ((c = gtick(ctx, &left, 1))) break;
     uint64_t s = hmap_find(&m, x, i);
+    /* First time this value is seen: it becomes unique number nu. Output order
+     * is first appearance, as TF's Unique. */
     if (m.slot[s] < 0) {
       m.slot[s] = i;
       m.val[s] = nu;
@@ -126,6 +137,8 @@ static dfx_code unique_impl(dfx_kctx *ctx, bool counts) {
     gset_idx(idx, i, m.val[s]);
     if (counts) cnt[m.val[s]]++;
   }
+  /* y's length, the number of distinct values, is known only after the pass;
+   * idx has one entry per input, so it could be filled during it. */
   dfx_tensor *y = c == DFX_OK ? dfx__kctx_alloc(ctx, 0, dt, 1, &nu) : NULL;
   if (c == DFX_OK && !y) c = ctx->st->code;
   size_t es = dfx__dtype_storage(dt);
@@ -153,6 +166,8 @@ static dfx_code list_diff(dfx_kctx *ctx) {
   if (y->ndims != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "y should be a 1D vector.");
   dfx_dtype dt = (dfx_dtype)x->dtype, it = ctx->node->out_types ? ctx->node->out_types[1] : DFX_I32;
   if (it != DFX_I64) it = DFX_I32;
+  /* y's elements go into a set; x's elements not in it are kept, in order,
+   * with their positions in x. */
   hmap m;
   if (!hmap_init(&m, y, y->count)) {
     hmap_free(&m);
@@ -166,6 +181,7 @@ static dfx_code list_diff(dfx_kctx *ctx) {
     c = gtick(ctx, &left, 1);
   }
   for (int64_t i = 0; c == DFX_OK && i < x->count; i++) {
+    /* Counted first so the outputs are allocated at their final size. */
     keep += m.slot[hmap_find(&m, x, i)] < 0;
     c = gtick(ctx, &left, 1);
   }
@@ -192,6 +208,7 @@ static dfx_code invert_permutation(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "permutation of nonnegative int32s must have <= int32 max elements");
   dfx_tensor *y = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, 1, &n);
   if (!y) return ctx->st->code;
+  /* -1 marks an output position not yet taken, which finds duplicates. */
   for (int64_t i = 0; i < n; i++) gset_idx(y, i, -1);
   int64_t left = DFX_G_POLL_EVERY;
   for (int64_t i = 0; i < n; i++) {

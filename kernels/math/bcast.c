@@ -38,12 +38,15 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
       int off = nd - ts[k]->ndims;
       int64_t dk = d < off ? 1 : ts[k]->dims[d - off];
       if (dk == 1) continue;
+      /* TF's BCast rule: every size other than 1 must agree on a dim. */
       if (out != 1 && dk != out) return false;
       out = dk;
     }
     for (int k = 0; k < n; k++) {
       int off = nd - ts[k]->ndims;
       int64_t dk = d < off ? 1 : ts[k]->dims[d - off];
+      /* When out is 1 every operand counts as full; the collapse drops such
+       * dims anyway. */
       full[k][d] = dk == out;
     }
     b->dims[d] = out;
@@ -66,6 +69,8 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
   }
   b->count = count;
   /* Fast-path kinds for two operands. */
+  /* An operand with all `count` elements stretches no dim, so its row-major
+   * order is the output's ([6] against [1,6], say): one index serves all. */
   if (ts[0]->count == count && ts[1]->count == count && (n < 3 || ts[2]->count == count))
     b->kind = DFX_BC_SAME;
   else if (n == 2 && ts[0]->count == 1)
@@ -82,6 +87,8 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
     bool same = cn > 0;
     for (int k = 0; k < n && same; k++) same = pat[cn - 1][k] == full[k][d];
     if (same) {
+      /* Neighbours where every operand is full (or every one broadcasts) the
+       * same way form one contiguous block, so they walk as one dim. */
       b->cd[cn - 1] *= b->dims[d];
     } else {
       b->cd[cn] = b->dims[d];
@@ -99,6 +106,8 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
   for (int k = 0; k < n; k++) {
     int64_t stride = 1;
     for (int d = cn - 1; d >= 0; d--) {
+      /* An operand's stride is the product of its full dims to the right; a
+       * broadcast dim has stride 0, so the loop re-reads the same elements. */
       b->s[k][d] = pat[d][k] ? stride : 0;
       if (pat[d][k]) stride *= b->cd[d];
     }
@@ -111,6 +120,8 @@ bool dfx__bcast_init(dfx_bcast *b, int n, const dfx_tensor *const *ts) {
 int64_t dfx__bcast_grain(const dfx_bcast *bc, int64_t want) {
   const int64_t in = bc->cd[bc->nd - 1];
   if (bc->kind != DFX_BC_GENERAL || in == 0) return want; /* in == 0: an empty output */
+  /* EW_LOOP2 rebuilds its position from lo / in, so a general-path range
+   * must start on a row: round want down to whole rows, at least one. */
   return in >= want ? in : want / in * in;
 }
 
@@ -119,11 +130,14 @@ dfx_code dfx__ew_run_bin_chunked(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcas
   const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
   *bad = 0;
   for (int64_t lo = 0; lo < n; lo += grain) {
+    /* No poll before the first chunk: a one-chunk tensor never polls. */
     if (lo > 0) {
       dfx_code c = dfx__kctx_poll(ctx);
       if (c != DFX_OK) return c;
     }
     if (fn(bc, lo, n - lo > grain ? lo + grain : n, t, a, b, o, bad) < 0) return dfx__ew_unsupported(ctx, t);
+    /* An element error (integer division by zero, ...) ends the work; the
+     * caller turns `bad` into the message. */
     if (*bad) break;
   }
   return DFX_OK;

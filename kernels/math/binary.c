@@ -13,6 +13,9 @@
 
 static const char DIV0[] = "Integer division by zero";
 
+/* Exponentiation by squaring in uint64: products wrap mod 2^64, which agrees
+ * with two's complement, so casting to a signed T gives the wrapped result
+ * without signed-overflow UB. */
 static inline uint64_t ipow(uint64_t base, uint64_t e) {
   uint64_t r = 1;
   while (e) {
@@ -34,10 +37,14 @@ static inline uint64_t ipow(uint64_t base, uint64_t e) {
 /* Signed: y == -1 is handled apart so INT_MIN / -1 wraps instead of trapping. */
 #define DIV_S(T) (y == 0 ? (bad = 1, (T)0) : y == (T)-1 ? EW_WSUB(T, 0, x) : (T)(x / y))
 #define DIV_U(T) (y == 0 ? (bad = 1, (T)0) : (T)(x / y))
+/* Floor division: truncate, then step down one when there is a remainder
+ * and the signs differ (-7 / 2 is -3 truncated, -4 floored). */
 #define FDIV_S(T) \
   (y == 0 ? (bad = 1, (T)0) : y == (T)-1 ? EW_WSUB(T, 0, x) : (T)(x / y - ((x % y != 0) && ((x < 0) != (y < 0)))))
 #define FDIV_F(T) floor(x / y)
 #define TDIV_F(T) trunc(x / y)
+/* Floor mod takes the sign of y: a remainder of the other sign gets y added.
+ * x % -1 is always 0, and INT_MIN % -1 would trap, so it is answered apart. */
 #define FMOD_S(T) \
   (y == 0 ? (bad = 1, (T)0) : y == (T)-1 ? (T)0 : (T)((x % y != 0 && ((x % y < 0) != (y < 0))) ? x % y + y : x % y))
 #define MOD_U(T) (y == 0 ? (bad = 1, (T)0) : (T)(x % y))
@@ -90,6 +97,7 @@ EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F) EW_C_CASES(SAME, XDIVY_F))
 
 typedef dfx_ew_bin_fn bin_fn;
 
+/* A failed kernel must leave no output: drop the half-written one. */
 static dfx_code fail_clear(dfx_kctx *ctx, dfx_code c) {
   dfx__tensor_unref(ctx->out[0]);
   ctx->out[0] = NULL;
@@ -186,6 +194,7 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
     dfx_tensor *reuse = dfx__kctx_take_unique(ctx, 0);
     if (!reuse) reuse = dfx__kctx_take_unique(ctx, 1);
     if (reuse) {
+      /* 16 bytes hold the widest element, a complex128. */
       _Alignas(16) unsigned char res[16];
       int bad = 0;
       int r = fn(bc, 0, 1, t, x->data, y->data, res, &bad);
@@ -207,6 +216,8 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
+  /* Only Add's row allows string; the output's elements start zeroed, so a
+   * failure halfway frees what was made. */
   if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, bc, x->data, y->data, o->data);
   int bad = 0;
   dfx_code c = dfx__ew_run_bin(ctx, fn, bc, t, x->data, y->data, o->data, &bad);

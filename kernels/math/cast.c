@@ -12,12 +12,16 @@
 
 /* x86 truncating conversions: out of range or NaN -> most negative value. */
 static inline int32_t cvt32(double x) {
+  /* The open bounds are exact doubles: anything in (-2^31 - 1, 2^31) truncates
+   * into range; the comparisons are false for NaN too. */
   return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
 }
 static inline int64_t cvt64(double x) {
   return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (int64_t)x : INT64_MIN;
 }
 static inline uint64_t cvtu64(double x) {
+  /* As compilers convert to uint64 on x86: from 2^63 up, subtract 2^63, use
+   * the signed conversion and put the top bit back. */
   if (x >= 9223372036854775808.0) return (uint64_t)cvt64(x - 9223372036854775808.0) ^ (UINT64_C(1) << 63);
   return (uint64_t)cvt64(x);
 }

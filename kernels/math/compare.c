@@ -18,6 +18,8 @@
 #define NBITS(T) ((int)(sizeof(T) * 8))
 #define SHAMT_S(T) (y < 0 ? 0 : y > NBITS(T) - 1 ? NBITS(T) - 1 : (int)y)
 #define SHAMT_U(T) (y > (T)(NBITS(T) - 1) ? NBITS(T) - 1 : (int)y)
+/* Left shifts go through uint64: shifting a negative signed value left is
+ * undefined in C. Right shifts of signed values stay arithmetic, as TF's. */
 #define LSH_S(T) ((T)((uint64_t)x << SHAMT_S(T)))
 #define LSH_U(T) ((T)((uint64_t)x << SHAMT_U(T)))
 #define RSH_S(T) ((T)(x >> SHAMT_S(T)))
@@ -67,6 +69,7 @@ static dfx_code run_cmp(dfx_kctx *ctx, bin_fn fn, bool out_bool, int eq) {
   dfx_bcast bcs;
   const dfx_bcast *bc = dfx__bcast_pair(&bcs, (const dfx_tensor *const *)ctx->in);
   if (!bc) {
+    /* eq: -1 for ops other than Equal/NotEqual, 1 for Equal, 0 for NotEqual. */
     if (eq < 0 || !ctx->state) return dfx__bcast_fail(ctx, x, y);
     /* Unbroadcastable shapes compare as a whole: a scalar answer. */
     dfx_tensor *o = dfx__kctx_alloc(ctx, 0, DFX_BOOL, 0, NULL);
@@ -77,6 +80,7 @@ static dfx_code run_cmp(dfx_kctx *ctx, bin_fn fn, bool out_bool, int eq) {
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
   dfx_code c = DFX_OK;
+  /* Only Equal and NotEqual take strings; they compare bytes, not pointers. */
   if (t == DFX_STRING && eq >= 0) {
     const int64_t n = bc->count, grain = dfx__bcast_grain(bc, EW_POLL_GRAIN);
     for (int64_t lo = 0; lo < n && c == DFX_OK; lo += grain) {
@@ -135,6 +139,8 @@ static void not_range(dfx_dtype t, const void *x, void *y, int64_t lo, int64_t h
   }
 }
 
+/* One kernel for LogicalNot (bool) and Invert (integers): not_range picks
+ * by dtype. */
 static dfx_code k_not(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x->dtype, x->ndims, x->dims);

@@ -26,6 +26,8 @@ enum part { REAL, IMAG, ANGLE, ABS, CONJ };
 static dfx_code run_part(dfx_kctx *ctx, enum part p) {
   const dfx_tensor *x = ctx->in[0];
   const bool c64 = x->dtype == DFX_C64;
+  /* The parts of a complex64 are floats, of a complex128 doubles (TF's Tout);
+   * Conj keeps the complex type. */
   const dfx_dtype ot = p == CONJ ? (dfx_dtype)x->dtype : c64 ? DFX_F32 : DFX_F64;
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, ot, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
@@ -33,6 +35,8 @@ static dfx_code run_part(dfx_kctx *ctx, enum part p) {
     dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
     if (c != DFX_OK) return c;
     const int64_t hi = x->count - lo > EW_POLL_GRAIN ? lo + EW_POLL_GRAIN : x->count;
+    /* hypot, not sqrt(re*re + im*im): the squares overflow or underflow long
+     * before |z| does. Angle is atan2(im, re), in [-pi, pi]. */
     if (c64)
       PART_LOOP(dfx_c64, float, hypotf, atan2f);
     else
@@ -53,6 +57,8 @@ static dfx_code k_complex(dfx_kctx *ctx) {
   dfx_bcast bcs;
   const dfx_bcast *bc = dfx__bcast_pair(&bcs, (const dfx_tensor *const *)ctx->in);
   if (!bc) return dfx__bcast_fail(ctx, re, im);
+  /* The rows pair float with complex64 and double with complex128, so the
+   * real dtype decides the output. */
   const bool f32 = re->dtype == DFX_F32;
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, f32 ? DFX_C64 : DFX_C128, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);

@@ -53,6 +53,7 @@ static bool select_range(const dfx_bcast *bc, int64_t lo, int64_t hi, const uint
     case 2: SEL(uint16_t)
     case 4: SEL(uint32_t)
     case 8: SEL(uint64_t)
+    /* 16 bytes: complex128, the only storage that size. */
     default: SEL(dfx_c128)
   }
 #undef SEL
@@ -81,6 +82,7 @@ static dfx_code select_common(dfx_kctx *ctx, bool v2) {
       return dfx__kctx_fail(ctx, DFX_EINVAL, "'then' and 'else' must have the same size.  but received: %s vs. %s",
                             DFX_SHAPE_STR(t, b1), DFX_SHAPE_STR(e, b2));
     if (c->ndims == 0) {
+      /* TF1 Select with a scalar condition picks a whole tensor: share it. */
       dfx__kctx_forward(ctx, *(const uint8_t *)c->data ? 1 : 2, 0);
       return DFX_OK;
     }
@@ -98,6 +100,8 @@ static dfx_code select_common(dfx_kctx *ctx, bool v2) {
                               "Number of batches of 'then' must match size of 'condition', but saw: %lld vs. %lld",
                               (long long)t->dims[0], (long long)c->dims[0]);
       /* A vector condition selects whole rows: view it as [n, 1, ..., 1]. */
+      /* A stack copy of the header only: data is still c's, and cv is never
+       * referenced or freed. */
       dfx_tensor cv = *c;
       cv.ndims = t->ndims;
       for (int d = 1; d < t->ndims; d++) cv.dims[d] = 1;
@@ -205,12 +209,14 @@ static dfx_code k_addn(dfx_kctx *ctx) {
                           DFX_SHAPE_STR(x0, b1), dfx__shape_str(want->rank, want->dims, b2, sizeof b2));
   }
   if (n == 1) {
+    /* One input is its own sum: share it rather than copy. */
     dfx__kctx_forward(ctx, 0, 0);
     return DFX_OK;
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, (dfx_dtype)x0->dtype, x0->ndims, x0->dims);
   if (!o) return dfx_status_code(ctx->st);
   /* Chunks of about EW_POLL_GRAIN additions, with a poll between them. */
+  /* Each element costs n - 1 additions, so the element grain shrinks with n. */
   const int64_t cnt = x0->count, grain = EW_POLL_GRAIN / n > 0 ? EW_POLL_GRAIN / n : 1;
   for (int64_t lo = 0; lo < cnt; lo += grain) {
     dfx_code c = lo > 0 ? dfx__kctx_poll(ctx) : DFX_OK;
@@ -229,6 +235,8 @@ static dfx_code k_addn(dfx_kctx *ctx) {
 static void clip_range(const dfx_tensor *x, const dfx_tensor *mn, const dfx_tensor *mx, dfx_tensor *o, int64_t i0,
                        int64_t i1) {
   const int64_t sl = mn->ndims ? 1 : 0, sh = mx->ndims ? 1 : 0;
+  /* With l > h the order decides: the result is l, as in TF. A NaN in x
+   * fails both comparisons and passes through. */
   switch ((dfx_dtype)x->dtype) {
 #define C(DT, T)                                                      \
   case DT: {                                                          \
@@ -308,6 +316,7 @@ static dfx_code k_ones_like(dfx_kctx *ctx) {
     C(DFX_BOOL, uint8_t)
 #undef C
     case DFX_F16:
+      /* 1.0 as IEEE half (0x3c00) and as bfloat16 (0x3f80, float's top half). */
       for (int64_t i = 0; i < n; i++) ((uint16_t *)o->data)[i] = 0x3c00;
       return DFX_OK;
     case DFX_BF16:

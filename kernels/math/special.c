@@ -9,6 +9,9 @@
 #include "ew.h"
 #include "special.h"
 
+/* Cephes' constants: MACHEP is 2^-53 (half an ulp of 1), MAXLOG ln(DBL_MAX);
+ * BIG and BIGINV (2^52, 2^-52) rescale a continued fraction's terms before
+ * they overflow, which leaves their ratio unchanged. */
 #define MACHEP 1.11022302462515654042e-16
 #define MAXLOG 7.09782712893383996843e2
 #define BIG 4.503599627370496e15
@@ -16,6 +19,8 @@
 
 double dfx__lgamma(double x) {
   int sign;
+  /* lgamma_r, not lgamma: lgamma writes the global signgam, a data race when
+   * kernels run on several threads. */
   return lgamma_r(x, &sign);
 }
 
@@ -27,6 +32,8 @@ double dfx__digamma(double x) {
   if (x == INFINITY) return x;
   double nz = 0;
   int negative = 0;
+  /* Reflection: psi(x) = psi(1 - x) - pi / tan(pi x). tan has period pi, so
+   * only the fractional part nz matters; the poles at 0, -1, -2, ... are +inf. */
   if (x <= 0) {
     if (isinf(x)) return NAN;
     double p = floor(x);
@@ -45,6 +52,9 @@ double dfx__digamma(double x) {
     x = 1 - x;
   }
   double y;
+  /* psi(n) = 1 + 1/2 + ... + 1/(n-1) - gamma (Euler-Mascheroni) for small n;
+   * otherwise climb with psi(x) = psi(x + 1) - 1/x to s >= 10 and use the
+   * asymptotic series ln s - 1/(2s) - sum B_2k / (2k s^2k). */
   if (x <= 10 && x == floor(x)) {
     y = 0;
     int n = (int)x;
@@ -123,6 +133,8 @@ double dfx__igamma(double a, double x) {
   if (x == 0) return 0;
   if (x < 0 || a <= 0) return NAN;
   if (isinf(x)) return 1;
+  /* Where the series for P converges slowly (x large against a), Q's continued
+   * fraction is fast, and P = 1 - Q. igammac below mirrors the choice. */
   if (x > 1 && x > a) return 1 - igamc_cf(a, x);
   return igam_series(a, x);
 }
@@ -153,10 +165,14 @@ double dfx__zeta(double x, double q) {
   if (x < 1) return NAN;
   if (q <= 0) {
     if (q == floor(q)) return INFINITY;
+    /* q <= 0: a non-integer x would need (q + k)^-x of a negative base. */
     if (x != floor(x)) return NAN;
   }
   double s = pow(q, -x), a = q, b = 0;
   int i = 0;
+  /* Euler-Maclaurin, as Cephes' zeta: sum terms directly until q + k > 9, then
+   * add the tail integral, minus half the last term, and the Bernoulli
+   * corrections; A[i] are (2i+2)! / B_(2i+2). */
   while (i < 9 || a <= 9) {
     i++;
     a += 1;
@@ -187,6 +203,8 @@ double dfx__polygamma(double n, double x) {
   if (n != floor(n)) return NAN;
   if (n == 0) return dfx__digamma(x);
   double np1 = n + 1;
+  /* psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x), with n! as exp(lgamma(n + 1)):
+   * no loop over n, and a huge n gives inf. */
   double fact = exp(dfx__lgamma(np1));
   return pow(-1.0, np1) * fact * dfx__zeta(np1, x);
 }
@@ -224,6 +242,9 @@ double dfx__betainc(double a, double b, double x) {
   if (a <= 0 || b <= 0 || x < 0 || x > 1) return NAN;
   if (x == 0) return 0;
   if (x == 1) return 1;
+  /* The prefactor x^a (1-x)^b / B(a, b) in logs (log1p keeps 1 - x exact
+   * near 0). The continued fraction converges fast for x below (a+1)/(a+b+2);
+   * above, the symmetry I_x(a, b) = 1 - I_(1-x)(b, a) swaps into that range. */
   double lbt = dfx__lgamma(a + b) - dfx__lgamma(a) - dfx__lgamma(b) + a * log(x) + b * log1p(-x);
   double bt = exp(lbt);
   if (x < (a + 1) / (a + b + 2)) return bt * betacf(a, b, x) / a;
@@ -323,6 +344,8 @@ static dfx_code k_betainc(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
+    /* Not DFX_KERNEL_CHEAP: one element can take thousands of series terms, so
+     * the policy may send these to the worker pool (exec/policy.h). */
     {"Igamma", "T: {" EW_TY_F "}", k_igamma, 0, NULL, NULL},
     {"Igammac", "T: {" EW_TY_F "}", k_igammac, 0, NULL, NULL},
     {"Zeta", "T: {float, double}", k_zeta, 0, NULL, NULL},

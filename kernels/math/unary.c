@@ -9,11 +9,14 @@
 #include "ew.h"
 #include "special.h"
 
+/* Negation through uint64: Abs(INT_MIN) wraps to INT_MIN, as in TF, with no
+ * signed-overflow UB. */
 #define ABS_S(T) ((T)(x < 0 ? (T)(0 - (uint64_t)x) : x))
 #define NEG_I(T) EW_WSUB(T, 0, x)
 #define NEG_F(T) (-x)
 #define SQR_I(T) EW_WMUL(T, x, x)
 #define SQR_F(T) (x * x)
+/* Integer 1 / 0 is TF's "Integer division by zero", not a trap. */
 #define REC_I(T) (x == 0 ? (bad = 1, (T)0) : (T)(1 / x))
 #define REC_F(T) ((T)1 / x)
 #define SIGN_I(T) ((T)((x > 0) - (x < 0)))
@@ -39,6 +42,8 @@
 #define ASINH_F(T) asinh(x)
 #define ACOSH_F(T) acosh(x)
 #define ATANH_F(T) atanh(x)
+/* For x far below 0, exp(-x) overflows to inf and 1 / inf is the right
+ * limit, 0: no branch needed. */
 #define SIGM_F(T) ((T)1 / ((T)1 + exp(-x)))
 #define LGAMMA_F(T) ((T)dfx__lgamma((double)x))
 #define DIGAMMA_F(T) ((T)dfx__digamma((double)x))
@@ -54,6 +59,7 @@
 #define RELU6_I(T) (x < 0 ? (T)0 : x > 6 ? (T)6 : x)
 #define RELU6_U(T) (x > 6 ? (T)6 : x)
 #define ELU_F(T) (x < 0 ? expm1(x) : x)
+/* SELU's fixed scale (1.0507...) and alpha (1.6732...), the constants TF uses. */
 #define SELU_F(T) \
   (x < 0 ? (T)(1.0507009873554804934193349852946 * 1.6732632423543772848170429916717) * expm1(x) \
          : (T)1.0507009873554804934193349852946 * x)
@@ -100,6 +106,8 @@ static inline float tanh_tf_f(float x) {
 
 /* TF's Softplus: linear or exponential tails past log(epsilon) + 2. */
 static inline double softplus_d(double x) {
+  /* Past -th, log1p(exp(x)) rounds to x, and below th to exp(x): the tails
+   * skip the work, and exp(x) is never taken of a large x, so never overflows. */
   const double th = -34.04365338911715; /* log(DBL_EPSILON) + 2 */
   return x > -th ? x : x < th ? exp(x) : log1p(exp(x));
 }
@@ -204,6 +212,7 @@ __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, d
 static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
+  /* A bool result cannot live in the input's buffer (another dtype). */
   if (!out_bool) {
     dfx_tensor *own = dfx__kctx_take_unique(ctx, 0);
     if (own) return un_in_place(ctx, fn, t, own);

@@ -11,6 +11,10 @@
 static void nudge(float min, float max, int qmin, int qmax, float *nmin, float *nmax, float *scale) {
   const float qminf = (float)qmin, qmaxf = (float)qmax;
   *scale = (max - min) / (qmaxf - qminf);
+  /* The zero point is the grid value that stands for real 0. Rounding it to
+   * an integer and rebuilding min and max from it makes 0.0 exactly
+   * representable, TF's Nudge. qmax <= 65535 (num_bits <= 16), so it fits
+   * a uint16. */
   const float zp_from_min = qminf - min / *scale;
   uint16_t zp;
   if (!(zp_from_min >= qminf)) /* also a NaN range (min or max NaN/inf): no UB cast */
@@ -26,6 +30,7 @@ static void nudge(float min, float max, int qmin, int qmax, float *nmin, float *
 /* Quantizes n elements at stride `stride` starting at x[off]. */
 static void fq(const float *x, float *y, int64_t off, int64_t n, int64_t stride, float min, float max, int qmin,
                int qmax) {
+  /* A [0, 0] range has scale 0 (and 1 / scale inf): everything maps to 0. */
   if (min == 0.0f && max == 0.0f) {
     for (int64_t k = 0; k < n; k++) y[off + k * stride] = 0.0f;
     return;
@@ -37,12 +42,15 @@ static void fq(const float *x, float *y, int64_t off, int64_t n, int64_t stride,
     float v = x[off + k * stride];
     float c = v < nmin ? nmin : v > nmax ? nmax : v;
     if (isnan(v)) c = v;
+    /* Round half up with floor(v + 0.5), as TF's functor does (not rint's
+     * half to even); a NaN input stays NaN. */
     y[off + k * stride] = floorf((c - nmin) * inv + 0.5f) * scale + nmin;
   }
 }
 
 /* Quantizes all of x into y with one range, a poll grain at a time. */
 static dfx_code fq_all(dfx_kctx *ctx, const dfx_tensor *x, dfx_tensor *y, float min, float max) {
+  /* The grid is [0, 2^num_bits - 1]; narrow_range drops 0 so it is symmetric. */
   int qmin = dfx__attr_bool(ctx->node, "narrow_range", false) ? 1 : 0;
   int qmax = (1 << dfx__attr_int(ctx->node, "num_bits", 8)) - 1;
   for (int64_t k = 0; k < x->count; k += MISC_POLL_MASK + 1) {
@@ -60,6 +68,8 @@ static dfx_code fq_init(const dfx_node *n, void **state, dfx_status *st) {
   int64_t nb = dfx__attr_int(n, "num_bits", 8);
   if (nb < 2 || nb > 16)
     return dfx__status_set(st, DFX_EINVAL, "num_bits must be between 2 and 16, inclusive, was %lld", (long long)nb);
+  /* Only Args has its range in attrs; Vars and PerChannel get theirs as
+   * inputs, so their kernels take them as they come. */
   if (strcmp(n->op, "FakeQuantWithMinMaxArgs") != 0) return DFX_OK;
   float mn = dfx__attr_float(n, "min", -6.0f), mx = dfx__attr_float(n, "max", 6.0f);
   if (!(mn < mx)) return dfx__status_set(st, DFX_EINVAL, "min has to be smaller than max, was: %g >= %g", mn, mx);
@@ -105,6 +115,7 @@ static dfx_code fq_channel_kernel(dfx_kctx *ctx) {
       if (c != DFX_OK) return c;
       done = 0;
     }
+    /* The channel is the last dim, so channel ch's elements are d apart. */
     fq(x->data, y->data, ch, rows, d, ((float *)mn->data)[ch], ((float *)mx->data)[ch], qmin, qmax);
     done += rows + 1;
   }

@@ -25,6 +25,8 @@ typedef struct sbuf {
 
 static void sb_add(sbuf *b, const char *s, size_t len) {
   if (b->oom || b->full) return;
+  /* Once a piece does not fit, later ones are dropped too: what is kept is a
+   * prefix of the message, never one with a hole in it. */
   if (b->n + len > b->max) {
     b->full = true;
     return;
@@ -65,6 +67,8 @@ static void fmt_float(char *buf, size_t n, double v, bool is_double) {
   }
 }
 
+/* TF's CEscape: the usual escapes, and octal for any other byte outside
+ * printable ASCII. */
 static void cescape(sbuf *b, const dfx_str *s) {
   for (size_t i = 0; i < s->len; i++) {
     unsigned char c = (unsigned char)s->ptr[i];
@@ -145,6 +149,7 @@ static void print_dim(sbuf *b, const dfx_tensor *t, int d, int64_t limit, int64_
 }
 
 static void summarize(sbuf *b, const dfx_tensor *t, int64_t max_entries) {
+  /* summarize = -1 prints every element in TF; the byte bound still holds. */
   if (max_entries < 0) max_entries = t->count;
   int64_t limit = max_entries < t->count ? max_entries : t->count;
   if (t->ndims == 0) {
@@ -184,7 +189,10 @@ static dfx_code assert_kernel(dfx_kctx *ctx) {
     char s[64];
     return dfx__kctx_fail(ctx, DFX_EINVAL, "In[0] should be a scalar: %s", DFX_SHAPE_STR(c, s));
   }
+  /* The summary is built only on failure: a passing Assert costs nothing. */
   if (((const uint8_t *)c->data)[0]) return DFX_OK;
+  /* The message goes into the status, so it is bounded by the status buffer
+   * (less room for the "..." mark). */
   sbuf b = {.max = DFX_STATUS_MSG_MAX - 4};
   sb_str(&b, "assertion failed: ");
   summarize_inputs(&b, ctx, 1, " ");
@@ -196,6 +204,8 @@ static dfx_code assert_kernel(dfx_kctx *ctx) {
 
 /* Print keeps a per-node call counter for first_n. */
 typedef struct print_state {
+  /* Atomic: one node's kernel can run on several threads at once (parallel
+   * iterations, concurrent runs), and first_n must count every call once. */
   int64_t calls; /* atomic */
 } print_state;
 
@@ -209,6 +219,7 @@ static dfx_code print_init(const dfx_node *n, void **state, dfx_status *st) {
 static void print_fini(void *state) { dfx__free(state); }
 
 static dfx_code print_kernel(dfx_kctx *ctx) {
+  /* Print is an identity on its first input; printing is the side effect. */
   dfx__kctx_forward(ctx, 0, 0);
   print_state *ps = ctx->state;
   int64_t first_n = dfx__attr_int(ctx->node, "first_n", -1);
@@ -250,12 +261,15 @@ static dfx_code print_v2_kernel(dfx_kctx *ctx) {
   const dfx_str *s = t->data;
   if (s->len) fwrite(s->ptr, 1, s->len, f);
   fputs(dfx__attr_str(ctx->node, "end", "\n"), f);
+  /* Flushed per call, so the text interleaves in order with the caller's
+   * own output. */
   fflush(f);
   return DFX_OK;
 }
 
 /* TF's Abort kills the process; a library must not, so it fails the run instead. */
 static dfx_code abort_kernel(dfx_kctx *ctx) {
+  /* exit_without_error ends the run as cancelled rather than failed. */
   if (dfx__attr_bool(ctx->node, "exit_without_error", false))
     return dfx__kctx_fail(ctx, DFX_ECANCELED, "Abort op requested exit without error");
   return dfx__kctx_fail(ctx, DFX_EINTERNAL, "Abort_op intentional failure; %s",

@@ -13,6 +13,8 @@
 
 /* ---- shared state ---- */
 
+/* SplitMix64: spreads a weak seed (time, an address, a counter) over all 64
+ * bits, so nodes seeded in the same instant still get unrelated streams. */
 static uint64_t splitmix(uint64_t *x) {
   uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -39,6 +41,9 @@ dfx_code dfx__rng_init(const dfx_node *n, void **state, dfx_status *st) {
 void dfx__rng_fini(void *state) { dfx__free(state); }
 
 philox dfx__rng_reserve(rng_state *s, uint64_t samples) {
+  /* Concurrent runs of one node each take a disjoint block of counters. The
+   * counter's low 64 bits count within the stream, the high 64 are seed2;
+   * the key is seed. */
   uint64_t off = __atomic_fetch_add(&s->offset, samples, __ATOMIC_RELAXED);
   philox g = {.key = {(uint32_t)s->seed, (uint32_t)(s->seed >> 32)},
               .ctr = {0, 0, (uint32_t)s->seed2, (uint32_t)(s->seed2 >> 32)},
@@ -68,6 +73,7 @@ dfx_code dfx__rng_shape(dfx_kctx *ctx, int i, int64_t *dims, int *ndims) {
 
 static inline void box_muller_f(uint32_t x0, uint32_t x1, float *f0, float *f1) {
   float u1 = u32_to_float(x0);
+  /* Keeps log(u1) finite: a zero sample would give an infinite normal. */
   if (u1 < 1.0e-7f) u1 = 1.0e-7f;
   const float v1 = (float)(2.0f * M_PI * u32_to_float(x1));
   const float u2 = sqrtf(-2.0f * logf(u1));
@@ -84,6 +90,8 @@ static inline void box_muller_d(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t 
   *d1 = cos(v1) * u2;
 }
 
+/* Random mantissa bits under exponent 0 give a value in [1, 2); minus 1 is
+ * uniform in [0, 1), TF's Uint16ToHalf (and bfloat16's likewise). */
 static inline float u16_to_half_f(uint32_t x) { /* value of half(1.m) - 1 */
   return dfx__f16_to_f32((uint16_t)((15u << 10) | (x & 0x3ffu))) - 1.0f;
 }
@@ -121,6 +129,8 @@ static int draw_group(philox *g, int kind, dfx_dtype dt, double out[4]) {
         v[1] = f1;
       }
       for (int j = 0; j < 2 && k < need; j++)
+        /* TF's TruncatedNormal keeps samples within two standard deviations and
+         * draws again for the others. */
         if (fabs(v[j]) < 2.0) out[k++] = v[j];
     }
     return need;
@@ -158,7 +168,11 @@ static dfx_code float_random(dfx_kctx *ctx, int kind) {
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, nd, dims);
   if (!out) return ctx->st->code;
   int64_t n = out->count;
+  /* 256 counters per output, as TF reserves: the next run starts where
+   * TF's would, however many samples this run really drew. */
   philox base = dfx__rng_reserve(ctx->state, (uint64_t)n * 256);
+  /* One counter gives four 32-bit samples: four floats (or halves), or two
+   * doubles of 64 bits each, TF's group sizes. */
   int group = dt == DFX_F64 ? 2 : 4;
   philox g = base;
   for (int64_t gi = 0, i = 0; i < n; gi++) {
@@ -202,6 +216,8 @@ static dfx_code uniform_int_kernel(dfx_kctx *ctx) {
     if ((c = dfx__kctx_poll(ctx)) != DFX_OK) return c;
     int64_t end = n - i0 > MISC_POLL_MASK ? i0 + MISC_POLL_MASK + 1 : n;
     if (dt == DFX_I32) {
+      /* The range in unsigned arithmetic (hi - lo may not fit the signed type);
+       * a sample modulo the range, with TF's slight bias. */
       uint32_t range = (uint32_t)hi - (uint32_t)lo;
       for (int64_t i = i0; i < end; i++) {
         if ((i & 3) == 0) philox_next(&g, s);
@@ -237,6 +253,7 @@ static dfx_code shuffle_kernel(dfx_kctx *ctx) {
   dfx_code c = DFX_OK;
   for (int64_t i = n - 1; i > 0 && c == DFX_OK; i--) {
     int64_t j;
+    /* One 32-bit sample per draw while that can index every row, two beyond. */
     if (n < ((int64_t)1 << 32)) {
       j = (int64_t)(philox_one(&g) % (uint32_t)(i + 1));
     } else {

@@ -18,7 +18,11 @@ static double std_normal(philox *g) {
 static double gamma_sample(philox *g, double alpha) {
   if (isnan(alpha) || alpha < 0) return NAN;
   if (alpha == 0) return 0;
+  /* Gamma(1) is exponential; u < 1, so log1p(-u) never sees log(0). */
   if (alpha == 1) return -log1p(-philox_unit(g));
+  /* Marsaglia-Tsang needs alpha >= 1: below it, draw Gamma(alpha + 1) and
+   * scale by U^(1/alpha) at the end. The first test (u < 1 - 0.0331 x^4) is
+   * the cheap squeeze that accepts most draws without a log. */
   double a = alpha < 1 ? alpha + 1 : alpha, d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d), res;
   for (;;) {
     double x = std_normal(g), v = 1 + c * x;
@@ -47,6 +51,8 @@ static double poisson_sample(philox *g, double rate) {
     }
   }
   /* PTRS, transformed rejection with squeeze (Hormann 1993). */
+  /* The constants are Hormann's, fitted for rate >= 10; Knuth's product of
+   * uniforms above needs about rate draws, so it is kept to small rates. */
   double smu = sqrt(rate), b = 0.931 + 2.53 * smu, a = -0.059 + 0.02483 * b, inv_alpha = 1.1239 + 1.1328 / (b - 3.4),
          vr = 0.9277 - 3.6224 / (b - 2), log_rate = log(rate);
   for (;;) {
@@ -64,6 +70,7 @@ static void store(dfx_tensor *t, int64_t i, double v) {
     case DFX_F64: ((double *)t->data)[i] = v; break;
     case DFX_F16: ((uint16_t *)t->data)[i] = dfx__f32_to_f16((float)v); break;
     case DFX_BF16: ((uint16_t *)t->data)[i] = dfx__f32_to_bf16((float)v); break;
+    /* Integer outputs clamp a huge sample instead of an undefined cast. */
     case DFX_I32: ((int32_t *)t->data)[i] = isnan(v) ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v; break;
     case DFX_I64: ((int64_t *)t->data)[i] = isnan(v) ? 0 : v > 9.2e18 ? INT64_MAX : (int64_t)v; break;
     default: break;
@@ -118,6 +125,8 @@ static dfx_code multinomial_kernel(dfx_kctx *ctx) {
   if (out->count == 0) return DFX_OK;
   double *cdf = dfx__malloc(sizeof(double) * (size_t)nc);
   if (!cdf) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  /* Each draw uses two uint32 (one double) and a counter yields four, so
+   * this block is more than the draws need: runs stay disjoint. */
   philox g = dfx__rng_reserve(ctx->state, (uint64_t)(batch * ns) * 2);
   dfx_code c = DFX_OK;
   for (int64_t r = 0; r < batch && c == DFX_OK; r++) {
@@ -125,6 +134,8 @@ static dfx_code multinomial_kernel(dfx_kctx *ctx) {
     double mx = -DBL_MAX, total = 0;
     for (int64_t j = 0; j < nc; j++) {
       double v = dfx__tensor_get_f64(lg, r * nc + j);
+      /* Weights are exp(logit - max), so the largest is 1 and none overflows;
+       * a non-finite logit gets weight 0 and is never drawn. */
       if (isfinite(v) && v > mx) mx = v;
     }
     for (int64_t j = 0; j < nc; j++) {
@@ -134,6 +145,8 @@ static dfx_code multinomial_kernel(dfx_kctx *ctx) {
     }
     for (int64_t s = 0; s < ns; s++) {
       double x = philox_unit(&g) * total;
+      /* The first class whose cumulative weight exceeds x: a class of weight 0
+       * repeats its predecessor's sum and so can never be that class. */
       int64_t lo = 0, hi = nc; /* upper_bound */
       while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;

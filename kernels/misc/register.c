@@ -10,6 +10,8 @@ void dfx__kernels_misc_rnn(dfx_registry *r);
 void dfx__kernels_misc_fake_quant(dfx_registry *r);
 void dfx__kernels_misc_stack(dfx_registry *r);
 
+/* The order of the calls does not matter: each file's rows serve their own
+ * ops, and two rows of one op for the same dtypes fail sealing either way. */
 void dfx__kernels_misc(dfx_registry *r);
 void dfx__kernels_misc(dfx_registry *r) {
   dfx__kernels_misc_logging(r);

@@ -8,6 +8,8 @@
 #include "alloc.h"
 #include "step.h"
 
+/* Marks a string element as one of our encoded pointers; without it, any
+ * string of the right length would be read as a pointer candidate. */
 static const char magic[4] = {'D', 'F', 'X', 1};
 
 dfx_code dfx__misc_handle_out(dfx_kctx *ctx, int k, void *obj, void (*free_fn)(void *), bool as_string,
@@ -30,6 +32,10 @@ dfx_code dfx__misc_handle_encode(dfx_kctx *ctx, int k, void *obj, bool as_string
   if (!h) return ctx->st->code;
   dfx_str *s = h->data;
   size_t nl = strlen(name);
+  /* Element 0 is the container, as in TF's ["_tensor_arrays", name] handle;
+   * element 1 is the magic, the pointer's bytes and the name. On failure the
+   * tensor is already output k: the executor releases it, and whatever
+   * string it got, with the other outputs. */
   s[0].ptr = dfx__strdup(container);
   s[1].ptr = dfx__malloc(sizeof magic + sizeof obj + nl + 1);
   if (!s[0].ptr || !s[1].ptr) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory creating a handle");
@@ -47,6 +53,7 @@ void *dfx__misc_handle_in(dfx_kctx *ctx, int i, void (*free_fn)(void *), const c
   if (h->dtype == DFX_RESOURCE && h->count == 1) {
     obj = ((void *const *)h->data)[0];
   } else if (h->dtype == DFX_STRING && h->count >= 1) {
+    /* The last element carries the pointer, whatever came before it. */
     const dfx_str *s = &((const dfx_str *)h->data)[h->count - 1];
     if (s->len >= sizeof magic + sizeof obj && memcmp(s->ptr, magic, sizeof magic) == 0)
       memcpy(&obj, s->ptr + sizeof magic, sizeof obj);
@@ -60,6 +67,8 @@ void *dfx__misc_handle_in(dfx_kctx *ctx, int i, void (*free_fn)(void *), const c
   dfx_step *s = ctx->step;
   if (obj && s) {
     uv_mutex_lock(&s->mu);
+    /* The free function is compared too, so a handle to another kind of
+     * resource (a stack passed to a TensorArray op) is rejected. */
     for (int r = s->n_res - 1; r >= 0 && !found; r--)
       found = s->res[r].obj == obj && s->res[r].free_fn == free_fn;
     uv_mutex_unlock(&s->mu);
@@ -76,6 +85,7 @@ bool dfx__misc_copy_elems(dfx_tensor *dst, int64_t do_, const dfx_tensor *src, i
   if (n <= 0) return true;
   if (src->dtype != DFX_STRING) {
     size_t es = dfx__dtype_storage((dfx_dtype)src->dtype);
+    /* Resource elements have no storage size of their own: they are pointers. */
     if (es == 0) es = sizeof(void *);
     memcpy((char *)dst->data + (size_t)do_ * es, (const char *)src->data + (size_t)so * es, (size_t)n * es);
     return true;

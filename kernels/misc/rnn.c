@@ -13,6 +13,8 @@
 #include "kernel.h"
 
 /* Widens t to a new float array (NULL when out of memory). */
+/* Everything is computed in float: half inputs are widened once up front
+ * and the results rounded back in store(). */
 static float *to_f32(const dfx_tensor *t) {
   float *p = dfx__malloc(sizeof(float) * (size_t)(t->count ? t->count : 1));
   if (!p) return NULL;
@@ -41,6 +43,8 @@ typedef struct lstm_args {
 static void lstm_step(const lstm_args *a, const float *xh, const float *cs_prev, const float *w, const float *wci,
                       const float *wcf, const float *wco, const float *b, float *g, float *out[7]) {
   int64_t B = a->batch, C = a->cell, K = a->input + a->cell;
+  /* gates = [x, h_prev] . w + b: the bias is laid into g first and sgemm
+   * accumulates onto it (beta = 1). */
   for (int64_t r = 0; r < B; r++) memcpy(g + r * 4 * C, b, sizeof(float) * (size_t)(4 * C));
   if (B && C && K)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)(4 * C), (int)K, 1.0f, xh, (int)K, w,
@@ -55,6 +59,10 @@ static void lstm_step(const lstm_args *a, const float *xh, const float *cs_prev,
         ig += cp[j] * wci[j];
         fg += cp[j] * wcf[j];
       }
+      /* TF's LSTMBlockCell: cs = ci * i + cs_prev * f, clipped to +-cell_clip
+       * when that is positive; the output peephole reads the new cs, the input
+       * and forget ones the previous; h = tanh(cs) * o. The seven outputs are
+       * TF's, in its order. */
       float i = sigm(ig), f = sigm(fg + a->forget_bias), ci = tanhf(cig);
       float cs = ci * i + cp[j] * f;
       if (a->cell_clip > 0) cs = cs > a->cell_clip ? a->cell_clip : cs < -a->cell_clip ? -a->cell_clip : cs;
@@ -131,6 +139,8 @@ static dfx_code lstm_run(dfx_kctx *ctx, bool seq, bool v2) {
     if (ctx->in[0]->count != 1 || ctx->in[0]->ndims != 0)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "seq_len_max must be a scalar");
     max_t = dfx__tensor_get_i64(ctx->in[0], 0);
+    /* seq_len_max beyond the input's time steps is clamped, and a negative one
+     * means no step at all. */
     if (max_t > T) max_t = T;
     if (max_t < 0) max_t = 0;
   } else if (x->ndims != 2) {
@@ -150,9 +160,11 @@ static dfx_code lstm_run(dfx_kctx *ctx, bool seq, bool v2) {
   for (int k = 0; k < 7; k++) {
     outs[k] = seq ? dfx__kctx_alloc(ctx, k, dt, 3, od) : dfx__kctx_alloc(ctx, k, dt, 2, od + 1);
     if (!outs[k]) return ctx->st->code;
+    /* Zeroed: time steps from seq_len_max on are left at zero, as in TF. */
     memset(outs[k]->data, 0, outs[k]->nbytes);
   }
   if (BC == 0) return DFX_OK; /* however long the sequence, nothing to compute */
+  /* BLAS takes int dimensions; K and 4 * cell were checked in lstm_check. */
   if (B > INT_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "batch size %lld is too large", (long long)B);
   float *xf = to_f32(x), *cs0 = to_f32(ctx->in[base]), *h0 = to_f32(ctx->in[base + 1]);
   float *w = to_f32(ctx->in[base + 2]), *wci = to_f32(ctx->in[base + 3]), *wcf = to_f32(ctx->in[base + 4]);
@@ -165,6 +177,8 @@ static dfx_code lstm_run(dfx_kctx *ctx, bool seq, bool v2) {
     float *o[7];
     for (int k = 0; k < 7; k++) o[k] = buf + k * BC;
     memcpy(prev_cs, cs0, sizeof(float) * (size_t)BC);
+    /* Each row of xh is [x_t, h_(t-1)]: the h part is rewritten after every
+     * step, the x part before it, so one matrix product serves each step. */
     for (int64_t r = 0; r < B; r++) memcpy(xh + r * K + NI, h0 + r * C, sizeof(float) * (size_t)C);
     for (int64_t t = 0; t < max_t && c == DFX_OK; t++) {
       if ((c = dfx__kctx_poll(ctx)) != DFX_OK) break;
@@ -219,6 +233,8 @@ static dfx_code gru_kernel(dfx_kctx *ctx) {
     c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in GRUBlockCell");
   } else {
     float *r = o, *u = o + B * C, *cc = o + 2 * B * C, *hn = o + 3 * B * C;
+    /* TF's GRUBlockCell: r, u = sigmoid([x, h] . w_ru + b_ru), then
+     * c = tanh([x, r * h] . w_c + b_c) and h_new = u * h + (1 - u) * c. */
     for (int64_t i = 0; i < B; i++) {
       memcpy(xh + i * K, xf + i * NI, sizeof(float) * (size_t)NI);
       memcpy(xh + i * K + NI, hf + i * C, sizeof(float) * (size_t)C);
@@ -251,6 +267,8 @@ static dfx_code gru_kernel(dfx_kctx *ctx) {
 #define LSTM_TYPES "T: {half, float}"
 
 static const dfx_kernel_def kernels[] = {
+    /* Not cheap: each step is a BLAS product, so the policy may send it to the
+     * pool (exec/policy.h). */
     {"LSTMBlockCell", LSTM_TYPES, lstm_cell_kernel, 0, NULL, NULL},
     {"BlockLSTM", LSTM_TYPES, block_lstm_kernel, 0, NULL, NULL},
     {"BlockLSTMV2", LSTM_TYPES, block_lstm_v2_kernel, 0, NULL, NULL},

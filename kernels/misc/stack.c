@@ -39,6 +39,8 @@ static void stack_free(void *obj) {
 }
 
 static dfx_code stack_create(dfx_kctx *ctx, bool v1) {
+  /* TF: a negative max_size means unlimited, which it spells INT32_MAX
+   * (tf-semantics §5.3); v1 stacks have no size input at all. */
   int64_t max = INT32_MAX;
   if (!v1) {
     const dfx_tensor *t = ctx->in[0];
@@ -50,6 +52,8 @@ static dfx_code stack_create(dfx_kctx *ctx, bool v1) {
   }
   dfx_stack *s = dfx__calloc(1, sizeof *s);
   char name[512];
+  /* TF's uniquified name: stack_name plus a process-wide counter, so two
+   * stacks from one node (or two runs) never share a name in messages. */
   snprintf(name, sizeof name, "%s_%lld", dfx__attr_str(ctx->node, "stack_name", ""),
            (long long)__atomic_add_fetch(&stack_counter, 1, __ATOMIC_RELAXED));
   if (s) s->name = dfx__strdup(name);
@@ -93,6 +97,8 @@ static dfx_code push_kernel(dfx_kctx *ctx) {
         s->cap = nc;
       }
     }
+    /* A reference, not a copy: tensors are immutable once shared, and Push's
+     * output is the same tensor. */
     if (c == DFX_OK) s->items[s->n++] = dfx__tensor_ref(v);
   }
   uv_mutex_unlock(&s->mu);
@@ -116,6 +122,7 @@ static dfx_code pop_kernel(dfx_kctx *ctx) {
     c = dfx__kctx_fail(ctx, DFX_EINVAL, "Must have type %s but got %s", dfx_dtype_name(s->dtype),
                        dfx_dtype_name(want));
   else
+    /* The stack's reference moves to the output: no ref/unref pair. */
     v = s->items[--s->n];
   uv_mutex_unlock(&s->mu);
   if (c != DFX_OK) return c;
@@ -127,6 +134,7 @@ static dfx_code close_kernel(dfx_kctx *ctx) {
   dfx_stack *s = dfx__misc_handle_in(ctx, 0, stack_free, "Stack");
   if (!s) return ctx->st->code;
   uv_mutex_lock(&s->mu);
+  /* The elements go at once; the object itself stays until the step ends. */
   stack_clear(s);
   s->closed = true;
   uv_mutex_unlock(&s->mu);

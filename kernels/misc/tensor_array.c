@@ -50,6 +50,7 @@ static dfx_tarray *ta_new(const char *name, dfx_dtype dtype, const dfx_shape *es
     if (ta->eshape.dims) memcpy(ta->eshape.dims, es->dims, sizeof(int64_t) * (size_t)es->rank);
   }
   ta->size = ta->cap = size;
+  /* At least one slot, so NULL means out of memory even for size 0. */
   ta->elems = dfx__calloc(size ? (size_t)size : 1, sizeof *ta->elems);
   if (!ta->name || !ta->elems || (ta->eshape.rank > 0 && !ta->eshape.dims)) {
     dfx__ta_free(ta);
@@ -80,6 +81,8 @@ const char *dfx__ta_pshape_str(const dfx_shape *s, char *buf, size_t n) {
 }
 
 bool dfx__ta_compatible(const dfx_shape *s, int rank, const int64_t *dims) {
+  /* Unknown rank or unknown (-1) dims accept anything, as TF's partial
+   * shapes do. */
   if (s->rank < 0) return true;
   if (s->rank != rank) return false;
   for (int d = 0; d < rank; d++)
@@ -97,6 +100,7 @@ bool dfx__ta_fully_defined(const dfx_shape *s) {
 dfx_code dfx__ta_flow_out(dfx_kctx *ctx, int k) {
   dfx_tensor *f = dfx__kctx_alloc(ctx, k, DFX_F32, 0, NULL);
   if (!f) return ctx->st->code;
+  /* The flow is a dummy 0.0 scalar whose only job is to order ops. */
   ((float *)f->data)[0] = 0.0f;
   return DFX_OK;
 }
@@ -157,6 +161,8 @@ static dfx_code grow(dfx_kctx *ctx, dfx_tarray *ta, int64_t need) {
     if (bytes > limit)
       return dfx__kctx_fail(ctx, DFX_ELIMIT, "TensorArray %s: growing to %lld elements needs %zu bytes, over the tensor "
                             "byte limit", ta->name, (long long)need, bytes);
+    /* Doubles while that stays within the limit, so a write loop appending one
+     * element at a time costs amortised O(1); new slots start unwritten. */
     int64_t nc = bytes <= limit / 2 ? 2 * need : need;
     ta_elem *ne = dfx__realloc(ta->elems, sizeof *ne * (size_t)nc);
     if (!ne) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory growing TensorArray %s", ta->name);
@@ -177,6 +183,7 @@ dfx_code dfx__ta_write(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor 
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "TensorArray %s: Tried to write to index %lld but array is not resizeable and size is: %lld",
                           ta->name, (long long)index, (long long)ta->size);
+  /* TF's sizes and indices are int32; a dynamic array never grows past that. */
   if (index > INT32_MAX) return dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray %s: index %lld too large", ta->name,
                                                (long long)index);
   if ((c = grow(ctx, ta, index + 1)) != DFX_OK) return c;
@@ -191,6 +198,8 @@ dfx_code dfx__ta_write(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor 
                           "(consider setting infer_shape=False).",
                           ta->name, (long long)index, DFX_SHAPE_STR(value, b1),
                           dfx__ta_pshape_str(&ta->eshape, b2, sizeof b2));
+  /* identical_element_shapes: the first write fixes the element shape that
+   * every later write must match. */
   if (ta->identical_shapes && !dfx__ta_fully_defined(&ta->eshape)) {
     int64_t *nd = value->ndims ? dfx__malloc(sizeof(int64_t) * value->ndims) : NULL;
     if (value->ndims && !nd) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
@@ -199,6 +208,8 @@ dfx_code dfx__ta_write(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor 
     ta->eshape.dims = nd;
     ta->eshape.rank = value->ndims;
   }
+  /* TF forbids writing an element after it was read: the reader may already
+   * have used the old value. */
   if (e->read)
     return dfx__kctx_fail(ctx, DFX_EINVAL,
                           "TensorArray %s: Could not write to TensorArray index %lld because it has already been read.",
@@ -220,6 +231,7 @@ dfx_code dfx__ta_write(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor 
       e->t = dfx__tensor_ref(value);
       return DFX_OK;
     }
+    /* Gradient arrays sum their writes (TF's multiple_writes_aggregate). */
     dfx_tensor *sum = add_tensors(e->t, value);
     if (!sum)
       return dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray %s: cannot aggregate writes of dtype %s", ta->name,
@@ -247,6 +259,8 @@ dfx_code dfx__ta_read(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor *
   if (!e || !e->written) {
     int rank;
     const int64_t *dims;
+    /* Zeros of a known shape: a gradient slot's own, if it has one, else the
+     * element shape, which must then be fully defined. */
     if (ta->is_grad && e && e->rank > 0) {
       rank = e->rank;
       dims = e->dims;
@@ -268,6 +282,7 @@ dfx_code dfx__ta_read(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor *
                           "TensorArray %s: Could not read index %lld twice because it was cleared after a previous "
                           "read (perhaps try setting clear_after_read = false?).",
                           ta->name, (long long)index);
+  /* A stored shape without data (a gradient slot) reads as zeros. */
   if (!e->t || (e->t->count == 0 && dfx__shape_count(e->rank, e->dims) != 0)) {
     dfx_code code;
     *out = dfx__tensor_zeros(ta->dtype, e->rank, e->dims, &code);
@@ -275,6 +290,8 @@ dfx_code dfx__ta_read(dfx_kctx *ctx, dfx_tarray *ta, int64_t index, dfx_tensor *
   } else {
     *out = dfx__tensor_ref(e->t);
   }
+  /* The array drops its reference, so the element lives only as long as
+   * its reader holds it; a second read is then TF's "cleared" error. */
   if (ta->clear_after_read) {
     elem_clear(e);
     e->cleared = true;
@@ -292,6 +309,8 @@ static dfx_code ta_create(dfx_kctx *ctx, bool v2) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "TensorArray size must be scalar, but had shape: %s", DFX_SHAPE_STR(sz, b));
   int32_t size = ((const int32_t *)sz->data)[0];
   if (size < 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "Size should be >= 0.");
+  /* size comes from a tensor's value: the slot array is checked against the
+   * limit before it is allocated. */
   if (dfx__mul_size((size_t)size, sizeof(ta_elem)) > dfx__tensor_limit())
     return dfx__kctx_fail(ctx, DFX_ELIMIT, "TensorArray size %d needs %zu bytes, over the tensor byte limit", (int)size,
                           dfx__mul_size((size_t)size, sizeof(ta_elem)));
@@ -304,6 +323,7 @@ static dfx_code ta_create(dfx_kctx *ctx, bool v2) {
   ta->dynamic_size = dfx__attr_bool(ctx->node, "dynamic_size", false);
   ta->clear_after_read = dfx__attr_bool(ctx->node, "clear_after_read", true);
   ta->identical_shapes = dfx__attr_bool(ctx->node, "identical_element_shapes", false);
+  /* V2 returns a string handle and no flow; V3 a resource handle and flow. */
   dfx_code c = dfx__misc_handle_out(ctx, 0, ta, dfx__ta_free, v2, "_tensor_arrays", name);
   if (c != DFX_OK || v2) return c;
   return dfx__ta_flow_out(ctx, 1);
@@ -335,6 +355,7 @@ static dfx_code ta_write_kernel(dfx_kctx *ctx) {
     c = dfx__ta_write(ctx, ta, index, v);
   uv_mutex_unlock(&ta->mu);
   if (c != DFX_OK) return c;
+  /* flow_out is flow_in: the flow only orders ops (tf-semantics §5.2). */
   dfx__kctx_forward(ctx, 3, 0);
   return DFX_OK;
 }
@@ -379,6 +400,9 @@ static dfx_code ta_close_kernel(dfx_kctx *ctx) {
   uv_mutex_lock(&ta->mu);
   dfx_code c = dfx__ta_check_open(ctx, ta);
   if (c == DFX_OK) {
+    /* The elements go now; the object stays until the step ends, so a later
+     * use through a stale handle is an "already closed" error, not a dangling
+     * pointer. */
     for (int64_t i = 0; ta->elems && i < ta->size; i++) elem_clear(&ta->elems[i]);
     ta->closed = true;
   }
@@ -414,6 +438,8 @@ static dfx_tarray *grad_new(dfx_kctx *ctx, dfx_tarray *ta, const char *source, c
   g->identical_shapes = ta->identical_shapes;
   g->aggregate = g->is_grad = g->clear_after_read = true;
   for (int64_t i = 0; i < ta->size; i++) {
+    /* Written forward elements give the gradient shape-only slots (shape
+     * prefixed, no data): they read as zeros until a gradient is written. */
     const ta_elem *fe = &ta->elems[i];
     if (!fe->written) continue;
     ta_elem *ge = &g->elems[i];
@@ -448,6 +474,8 @@ static dfx_code ta_grad(dfx_kctx *ctx, bool v2, bool with_shape) {
   for (int k = 0; c == DFX_OK && k < ta->n_grads; k++)
     if (strcmp(ta->grad_src[k], source) == 0) g = ta->grads[k];
   if (c == DFX_OK && !g) {
+    /* TF: once a gradient exists, the forward array may not grow any more,
+     * since the gradient was sized from it. */
     ta->dynamic_size = false;
     char **ns = dfx__realloc(ta->grad_src, sizeof *ns * (size_t)(ta->n_grads + 1));
     if (ns) ta->grad_src = ns;

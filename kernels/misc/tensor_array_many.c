@@ -28,6 +28,8 @@ static dfx_code check_write_dtype(dfx_kctx *ctx, dfx_tarray *ta, const dfx_tenso
 
 /* Reads indices into vals[] (new references) under the lock. */
 static dfx_code read_many(dfx_kctx *ctx, dfx_tarray *ta, const int32_t *idx, int64_t n, dfx_tensor **vals) {
+  /* vals[] starts zeroed (calloc), so after a failure unref_all releases just
+   * the elements read so far. */
   size_t bytes = 0, limit = dfx__tensor_limit();
   uv_mutex_lock(&ta->mu);
   dfx_code c = check_read_dtype(ctx, ta);
@@ -67,12 +69,16 @@ static dfx_code ta_gather_kernel(dfx_kctx *ctx) {
   dfx_shape unknown = {-1, NULL};
   if (!es) es = &unknown;
   int64_t n = it->count;
+  /* No element to take a shape from: the output [0] + element_shape needs a
+   * fully defined element_shape, TF's rule. */
   if (n == 0) {
     if (!dfx__ta_fully_defined(es)) {
       /* Beyond TF: fall back to the array's own (possibly inferred) element shape. */
       uv_mutex_lock(&ta->mu);
       dfx_code c = check_read_dtype(ctx, ta);
       int64_t dims[DFX_MAX_DIMS];
+      /* A copy of the shape, taken under the lock: a write may replace
+       * ta->eshape.dims once the lock is released. */
       dfx_shape own = {ta->eshape.rank, dims};
       if (own.rank > 0) memcpy(dims, ta->eshape.dims, sizeof(int64_t) * (size_t)own.rank);
       uv_mutex_unlock(&ta->mu);
@@ -127,6 +133,7 @@ static dfx_tensor *slice_rows(const dfx_tensor *v, int64_t r0, int64_t nrows) {
   dims[0] = nrows;
   dfx_tensor *t = dfx__tensor_alloc((dfx_dtype)v->dtype, v->ndims, dims, NULL);
   if (!t) return NULL;
+  /* Elements per row of dim 0; an empty dim 0 has no rows to copy. */
   int64_t row = v->dims[0] ? v->count / v->dims[0] : 0;
   if (!dfx__misc_copy_elems(t, 0, v, r0 * row, nrows * row)) {
     dfx__tensor_unref(t);
@@ -151,6 +158,7 @@ static dfx_code write_slices(dfx_kctx *ctx, dfx_tarray *ta, const dfx_tensor *v,
       c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory slicing a TensorArray value");
     else
       c = dfx__ta_write(ctx, ta, idx ? idx[i] : i, s);
+    /* dfx__ta_write took its own reference; this one was only the slice's. */
     dfx__tensor_unref(s);
   }
   uv_mutex_unlock(&ta->mu);
@@ -183,6 +191,8 @@ static dfx_code ta_scatter_kernel(dfx_kctx *ctx) {
     starts[i] = i;
     lens[i] = 1;
   }
+  /* Scatter stores single rows without their dim 0 (an unstack); Split below
+   * keeps dim 0, as its pieces are runs of rows of any length. */
   c = write_slices(ctx, ta, v, n, it->data, starts, lens, true);
   dfx__free(starts);
   if (c != DFX_OK) return c;
@@ -197,6 +207,8 @@ static dfx_code ta_concat_kernel(dfx_kctx *ctx) {
   uv_mutex_lock(&ta->mu);
   dfx_code c = check_read_dtype(ctx, ta);
   if (c == DFX_OK) c = dfx__ta_check_open(ctx, ta);
+  /* The size is sampled under the lock; elements are read under it again in
+   * read_many, where a concurrent close is caught. */
   int64_t n = ta->size;
   uv_mutex_unlock(&ta->mu);
   if (c != DFX_OK) return c;
@@ -221,6 +233,7 @@ static dfx_code ta_concat_kernel(dfx_kctx *ctx) {
     dfx__free(idx);
     return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   }
+  /* Concat reads every element in order; n fits int32 as array sizes do. */
   for (int64_t i = 0; i < n; i++) idx[i] = (int32_t)i;
   c = read_many(ctx, ta, idx, n, vals);
   dfx__free(idx);
@@ -237,6 +250,7 @@ static dfx_code ta_concat_kernel(dfx_kctx *ctx) {
                          (long long)i);
       break;
     }
+    /* Elements may differ in dim 0 only: that is the axis they join along. */
     if (v->ndims != v0->ndims || memcmp(v->dims + 1, v0->dims + 1, sizeof(int64_t) * (v->ndims - 1)) != 0)
       c = dfx__kctx_fail(ctx, DFX_EINVAL,
                          "TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: %s but "
@@ -295,6 +309,8 @@ static dfx_code ta_split_kernel(dfx_kctx *ctx) {
                           "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is %lld and "
                           "value's shape is: %s",
                           (long long)total, DFX_SHAPE_STR(v, b1));
+  /* Only a dynamic array may take more pieces than its size; a fixed one
+   * must match exactly (TF). */
   if (dyn && size < n) size = n;
   if (size != n)
     return dfx__kctx_fail(ctx, DFX_EINVAL,
@@ -316,6 +332,7 @@ static dfx_code ta_split_kernel(dfx_kctx *ctx) {
 }
 
 static const dfx_kernel_def kernels[] = {
+    /* Not CHEAP, unlike the single-element ops: these copy whole arrays. */
     {"TensorArrayGatherV3", TA_DTYPE, ta_gather_kernel, DFX_KERNEL_STATEFUL, dfx__ta_init, NULL},
     {"TensorArrayGatherV2", TA_DTYPE, ta_gather_kernel, DFX_KERNEL_STATEFUL, dfx__ta_init, NULL},
     {"TensorArrayScatterV3", TA_T, ta_scatter_kernel, DFX_KERNEL_STATEFUL, NULL, NULL},
