@@ -18,6 +18,7 @@ struct dfx_arena_blk {
 
 void *dfx__arena_alloc(dfx_arena *a, size_t n) {
   const size_t align = _Alignof(max_align_t);
+  if (n > SIZE_MAX - (align - 1)) return NULL; /* rounding up would wrap to a tiny block */
   n = (n + align - 1) & ~(align - 1);
   /* A zero-byte request still gets memory, so NULL always means out of memory
    * to callers that copy empty arrays and strings. */
