@@ -268,7 +268,7 @@ dfx_code dfx__registry_seal(dfx_registry *r, dfx_status *st) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < r->cap; i++)
     if (r->slots[i].name) r->order[k++] = &r->slots[i];
-  qsort(r->order, k, sizeof(entry *), cmp_entry);
+  if (k) qsort(r->order, k, sizeof(entry *), cmp_entry);
   for (uint32_t i = 0; i < k; i++) {
     const dfx_op_def *d;
     dfx_code c = dfx__op_find(r->order[i]->name, &d, st);

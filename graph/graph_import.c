@@ -283,7 +283,8 @@ static dfx_code convert(const Tensorflow__GraphDef *gd, dfx_graph **out, dfx_sta
       c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
       goto fail;
     }
-    memcpy(g->meta.bad_consumers, gd->versions->bad_consumers, gd->versions->n_bad_consumers * sizeof(int32_t));
+    if (gd->versions->n_bad_consumers)
+      memcpy(g->meta.bad_consumers, gd->versions->bad_consumers, gd->versions->n_bad_consumers * sizeof(int32_t));
     g->meta.n_bad_consumers = (int)gd->versions->n_bad_consumers;
   }
   if (gd->library && (c = copy_library(g, gd->library, st)) != DFX_OK) goto fail;

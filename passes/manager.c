@@ -38,11 +38,11 @@ const dfx_pass *dfx__pass_find(const char *name) {
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 bool dfx__pass_keeps(const dfx_pass_ctx *ctx, const char *name) {
-  return bsearch(&name, ctx->keep, (size_t)ctx->n_keep, sizeof *ctx->keep, cmp_str) != NULL;
+  return ctx->n_keep > 0 && bsearch(&name, ctx->keep, (size_t)ctx->n_keep, sizeof *ctx->keep, cmp_str) != NULL;
 }
 
 bool dfx__pass_fed(const dfx_pass_ctx *ctx, const char *name) {
-  return bsearch(&name, ctx->fed, (size_t)ctx->n_fed, sizeof *ctx->fed, cmp_str) != NULL;
+  return ctx->n_fed > 0 && bsearch(&name, ctx->fed, (size_t)ctx->n_fed, sizeof *ctx->fed, cmp_str) != NULL;
 }
 
 bool dfx__pass_pure(const dfx_pass_ctx *ctx, const dfx_node *n) {
@@ -96,8 +96,9 @@ static dfx_code build_keep(dfx_pass_ctx *c, const dfx_pass_ports *p) {
     if (rc == DFX_OK && !c->ports_known && (input || output)) rc = names_add(&c->keep, &c->n_keep, &cap, n->name);
   }
   if (rc != DFX_OK) return dfx__status_set(c->st, DFX_ENOMEM, "out of memory");
-  qsort(c->keep, (size_t)c->n_keep, sizeof *c->keep, cmp_str);
-  qsort(c->fed, (size_t)c->n_fed, sizeof *c->fed, cmp_str);
+  /* qsort's arguments must not be NULL even for zero elements (C11 7.22.5). */
+  if (c->n_keep) qsort(c->keep, (size_t)c->n_keep, sizeof *c->keep, cmp_str);
+  if (c->n_fed) qsort(c->fed, (size_t)c->n_fed, sizeof *c->fed, cmp_str);
   return DFX_OK;
 }
 
