@@ -14,10 +14,13 @@
 
 /* Pipeline order. Pruning first (less to look at); identities out before
  * common subexpressions are compared (so x and Identity(x) read alike);
- * folding, then CSE again in the next round over what folding produced. */
+ * statically known shapes become constants before folding, which then
+ * folds what reads them; then CSE again in the next round over what
+ * folding produced. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
+    &dfx__pass_shapefold,
     &dfx__pass_constfold,
     &dfx__pass_cse,
 };

@@ -13,6 +13,7 @@
 
 #include "dfexec.h"
 #include "graph.h"
+#include "shapes.h"
 
 enum { DFX_EXIT_OK = 0, DFX_EXIT_ERROR = 1, DFX_EXIT_USAGE = 2 };
 
@@ -73,6 +74,14 @@ void dfx__ports_free(dfx_cli_port *p, int n);
 /* Marks in `needed` (g->n_nodes bools) every node the fetches and targets
  * depend on, stopping at fed nodes (`fed` bools). */
 void dfx__graph_needed(const dfx_graph *g, const int *roots, int n_roots, const bool *fed, bool *needed);
+
+/* ---- info_shapes.c: `info --shapes` ---- */
+
+/* Parses "NAME[:K]=[d0,d1]" (a dim ? or -1 is unknown; "=?" an unknown
+ * rank) into a new port and a shape; false on junk. */
+bool dfx__feed_shape_parse(const char *arg, dfx_cli_port *port, dfx_pshape *shape);
+/* Prints the coverage line and every node's outputs: "name op float32[?,2] int32[2]{4,?}". */
+void dfx__info_print_shapes(const dfx_graph *g, const dfx_shapes *s);
 
 /* ---- feed.c: --feed values ---- */
 

@@ -1,6 +1,8 @@
 /* cmd_info.c - `dfexec info GRAPH`: a summary of a graph for people: node
  * and per-op counts, ops without a kernel, loop frames, placeholders and
- * outputs. Graphs with unknown ops load too (they just cannot run). */
+ * outputs; with --shapes, every node output's inferred shape
+ * (info_shapes.c). Graphs with unknown ops load too (they just cannot run). */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +12,25 @@
 #include "kernel.h"
 
 static const char info_help[] =
-    "usage: dfexec info GRAPH\n"
+    "usage: dfexec info GRAPH [options]\n"
     "\n"
     "Prints node and per-op counts, ops that have no kernel in this build,\n"
     "while-loop frames (name, parent, parallel_iterations, node count),\n"
     "placeholders (name, dtype, shape; ? for an unknown dim) and the graph's\n"
-    "default outputs (see dfexec run --help). Exit status: 0 success, 1 graph\n"
-    "error, 2 usage error.\n";
+    "default outputs (see dfexec run --help).\n"
+    "\n"
+    "  --shapes                    also infer every node output's shape statically\n"
+    "                              (TensorFlow's shape functions) and print them, one\n"
+    "                              node a line: name, op, then per output its dtype\n"
+    "                              and shape (? unknown), and {values} for small\n"
+    "                              integer tensors whose value is known\n"
+    "  --feed-shape NAME[:K]=[d0,d1]  the shape a run feeds NAME:K with (? or -1 for\n"
+    "                              an unknown dim); implies --shapes (repeatable)\n"
+    "  --no-hints                  ignore the _output_shapes attrs TensorFlow wrote\n"
+    "                              (show only what inference proves)\n"
+    "  --help                      this help\n"
+    "\n"
+    "Exit status: 0 success, 1 graph error, 2 usage error.\n";
 
 typedef struct op_count {
   const char *op;
@@ -75,19 +89,92 @@ static void print_io(const dfx_graph *g) {
   dfx__ports_free(outs, n_out);
 }
 
-int dfx__cmd_info(int argc, char **argv) {
-  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    fputs(info_help, stdout);
-    return DFX_EXIT_OK;
+enum { OPT_SHAPES = 256, OPT_FEED_SHAPE, OPT_NO_HINTS, OPT_HELP };
+
+static const struct option info_opts[] = {{"shapes", no_argument, NULL, OPT_SHAPES},
+                                          {"feed-shape", required_argument, NULL, OPT_FEED_SHAPE},
+                                          {"no-hints", no_argument, NULL, OPT_NO_HINTS},
+                                          {"help", no_argument, NULL, OPT_HELP},
+                                          {NULL, 0, NULL, 0}};
+
+/* Infers and prints the shapes, the named feeds seeding their nodes. */
+static int print_shapes(const dfx_graph *g, const dfx_cli_port *ports, const dfx_pshape *shapes, int n, bool hints) {
+  dfx_shape_feed *feeds = calloc((size_t)n + 1, sizeof *feeds);
+  dfx_shapes *s = NULL;
+  if (!feeds) {
+    dfx__cli_error("out of memory");
+    return DFX_EXIT_ERROR;
   }
-  if (argc != 2 || argv[1][0] == '-')
-    return dfx__cli_usage("info", argc < 2 ? "missing GRAPH" : "expected exactly one GRAPH argument");
+  for (int i = 0; i < n; i++) {
+    int id = dfx__graph_find(g, ports[i].node, (size_t)-1);
+    if (id < 0 || ports[i].index >= g->nodes[id].n_out) {
+      char sug[DFX_SUGGEST_MAX];
+      dfx__cli_error("--feed-shape: the graph has no tensor '%s:%d'%s", ports[i].node, ports[i].index,
+                     id < 0 ? dfx__graph_suggest(g, ports[i].node, sug, sizeof sug) : "");
+      free(feeds);
+      return DFX_EXIT_ERROR;
+    }
+    feeds[i] = (dfx_shape_feed){ports[i].node, ports[i].index, shapes[i]};
+  }
+  dfx_shapes_opts o = {.feeds = feeds, .n_feeds = n, .use_hints = hints};
+  int rc = DFX_EXIT_ERROR;
+  if (dfx__shapes_infer(g, &o, &s, NULL) == DFX_OK) {
+    dfx__info_print_shapes(g, s);
+    rc = DFX_EXIT_OK;
+  } else {
+    dfx__cli_error("out of memory inferring shapes");
+  }
+  dfx__shapes_free(s);
+  free(feeds);
+  return rc;
+}
+
+int dfx__cmd_info(int argc, char **argv) {
+  bool shapes = false, hints = true;
+  int n_feeds = 0;
+  dfx_cli_port *ports = calloc((size_t)argc, sizeof *ports);
+  dfx_pshape *feed_shapes = calloc((size_t)argc, sizeof *feed_shapes);
+  if (!ports || !feed_shapes) {
+    free(ports);
+    free(feed_shapes);
+    dfx__cli_error("out of memory");
+    return DFX_EXIT_ERROR;
+  }
+  opterr = 0;
+  optind = 1;
+  int c, usage = -1;
+  while (usage < 0 && (c = getopt_long(argc, argv, ":h", info_opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_SHAPES: shapes = true; break;
+    case OPT_NO_HINTS: hints = false; break;
+    case OPT_FEED_SHAPE:
+      if (!dfx__feed_shape_parse(optarg, &ports[n_feeds], &feed_shapes[n_feeds]))
+        usage = dfx__cli_usage("info", "--feed-shape '%s': expected NAME[:K]=[d0,d1,...]", optarg);
+      else n_feeds++, shapes = true;
+      break;
+    case 'h':
+    case OPT_HELP:
+      fputs(info_help, stdout);
+      usage = DFX_EXIT_OK;
+      break;
+    case ':': usage = dfx__cli_usage("info", "option '%s' needs a value", argv[optind - 1]); break;
+    default: usage = dfx__cli_usage("info", "unknown option '%s'", argv[optind - 1]); break;
+    }
+  }
+  if (usage < 0 && optind != argc - 1)
+    usage = dfx__cli_usage("info", optind >= argc ? "missing GRAPH" : "expected exactly one GRAPH argument");
+  if (usage >= 0) {
+    dfx__ports_free(ports, n_feeds);
+    free(feed_shapes);
+    return usage;
+  }
+  const char *path = argv[optind];
   int rc = DFX_EXIT_ERROR;
   dfx_status *st = dfx_status_new();
   dfx_graph *g = NULL;
   op_count *ops = NULL;
   if (!st) goto fail;
-  if (dfx__graph_load_ex(argv[1], &g, st) != DFX_OK) {
+  if (dfx__graph_load_ex(path, &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
@@ -105,7 +192,7 @@ int dfx__cmd_info(int argc, char **argv) {
     ops[k].count++;
   }
   qsort(ops, (size_t)n_ops, sizeof *ops, by_name);
-  printf("graph: %s\n", argv[1]);
+  printf("graph: %s\n", path);
   printf("nodes: %d\n", g->n_nodes);
   printf("ops: %d\n", n_ops);
   for (int k = 0; k < n_ops; k++) {
@@ -123,11 +210,15 @@ int dfx__cmd_info(int argc, char **argv) {
   }
   print_frames(g);
   print_io(g);
+  if (shapes && print_shapes(g, ports, feed_shapes, n_feeds, hints) != DFX_EXIT_OK) goto reported;
   rc = fflush(stdout) == 0 ? DFX_EXIT_OK : DFX_EXIT_ERROR;
 fail:
   if (rc != DFX_EXIT_OK && (!st || dfx_status_code(st) == DFX_OK)) dfx__cli_error("out of memory or write error");
+reported:
   free(ops);
   dfx_graph_free(g);
   dfx_status_free(st);
+  dfx__ports_free(ports, n_feeds);
+  free(feed_shapes);
   return rc;
 }
