@@ -19,6 +19,8 @@ static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
     &dfx__pass_constfold,
+    &dfx__pass_deadbranch,
+    &dfx__pass_arith,
     &dfx__pass_cse,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))
