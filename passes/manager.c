@@ -14,7 +14,9 @@
 
 /* Pipeline order. Pruning first (less to look at); identities out before
  * common subexpressions are compared (so x and Identity(x) read alike);
- * folding, then CSE again in the next round over what folding produced. */
+ * folding; dead branches after it (a folded predicate is a constant);
+ * arith (whose leftover Identities the next round's identity pass takes);
+ * then CSE, again in the next round over what folding produced. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
