@@ -15,13 +15,17 @@
 /* Pipeline order. Pruning first (less to look at); identities out before
  * common subexpressions are compared (so x and Identity(x) read alike);
  * statically known shapes become constants before folding, which then
- * folds what reads them; then CSE again in the next round over what
- * folding produced. */
+ * folds what reads them; dead branches after it (a folded predicate is a
+ * constant); arith (whose leftover Identities the next round's identity
+ * pass takes); then CSE, again in the next round over what folding
+ * produced. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
     &dfx__pass_shapefold,
     &dfx__pass_constfold,
+    &dfx__pass_deadbranch,
+    &dfx__pass_arith,
     &dfx__pass_cse,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))

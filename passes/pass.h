@@ -69,6 +69,8 @@ extern const dfx_pass dfx__pass_constfold;  /* constfold.c */
 extern const dfx_pass dfx__pass_cse;        /* cse.c */
 extern const dfx_pass dfx__pass_identity;   /* identity.c */
 extern const dfx_pass dfx__pass_shapefold;  /* shapefold.c */
+extern const dfx_pass dfx__pass_arith;      /* arith.c, arith_math.c, arith_shape.c */
+extern const dfx_pass dfx__pass_deadbranch; /* deadbranch.c */
 
 /* ---- manager.c ---- */
 
