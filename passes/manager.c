@@ -14,11 +14,13 @@
 
 /* Pipeline order. Pruning first (less to look at); identities out before
  * common subexpressions are compared (so x and Identity(x) read alike);
- * folding, then CSE again in the next round over what folding produced. */
+ * folding; loop-invariant motion of what folding left (licm.c); then CSE
+ * again in the next round over what folding produced. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
     &dfx__pass_constfold,
+    &dfx__pass_licm,
     &dfx__pass_cse,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))

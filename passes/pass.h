@@ -68,6 +68,7 @@ extern const dfx_pass dfx__pass_prune;      /* prune.c */
 extern const dfx_pass dfx__pass_constfold;  /* constfold.c */
 extern const dfx_pass dfx__pass_cse;        /* cse.c */
 extern const dfx_pass dfx__pass_identity;   /* identity.c */
+extern const dfx_pass dfx__pass_licm;       /* licm.c */
 
 /* ---- manager.c ---- */
 
