@@ -200,6 +200,35 @@ Test(licm, a_pivot_reshape_that_could_fail_stays_an_entered_one_moves) {
   pt_free(&t);
 }
 
+/* A node of several outputs gets one Enter per output read inside; a
+ * control consumer left inside waits for the Enter instead. */
+Test(licm, each_output_read_inside_gets_its_enter) {
+  pt_case t;
+  pt_optimize(&t,
+              LOOP(10, "node { name: 'w/p' op: 'Pack' input: 'w/a' input: 'w/b'" GT_TYPE("T", "DT_FLOAT")
+                       " attr { key: 'N' value { i: 2 } } attr { key: 'axis' value { i: 0 } } }\n"
+                       "node { name: 'w/u' op: 'Unpack' input: 'w/p'" GT_TYPE("T", "DT_FLOAT")
+                       " attr { key: 'num' value { i: 2 } } attr { key: 'axis' value { i: 0 } } }\n"
+                       GT_CONST_F32("w/ten", 10, GT_INPUT("^w/u"))
+                       GT_OP2("w/t1", "Add", "w/acc", "w/u:1", "DT_FLOAT", "")
+                       GT_OP2("w/t2", "Sub", "w/t1", "w/u:0", "DT_FLOAT", "")
+                       GT_OP2("w/acc_next", "Add", "w/t2", "w/ten", "DT_FLOAT", "")),
+              "licm", "w/Exit_acc,w/Exit_i", "lim,a,b", NULL);
+  cr_assert_str_eq(frame_of(t.after, "w/p"), "");
+  cr_assert_str_eq(frame_of(t.after, "w/u"), "");
+  assert_const_enter(t.after, "w/u/licm_enter", "w/while", 10);
+  assert_const_enter(t.after, "w/u/licm_enter_1", "w/while", 10);
+  dfx_port in1 = dfx_graph_node_input(t.after, dfx_graph_node_find(t.after, "w/u/licm_enter_1"), 0);
+  cr_assert_str_eq(in1.node, "w/u");
+  cr_assert_eq(in1.index, 1);
+  cr_assert_str_eq(input_of(t.after, "w/t1", 1), "w/u/licm_enter_1");
+  cr_assert_str_eq(input_of(t.after, "w/t2", 1), "w/u/licm_enter");
+  cr_assert_str_eq(frame_of(t.after, "w/ten"), "w/while", "hangs off an invariant: not one itself");
+  cr_assert(has_control(t.after, "w/ten", "w/u/licm_enter"));
+  same_for_many_counts(&t, 1.5f, -2);
+  pt_free(&t);
+}
+
 /* A Merge reading an anchor-free invariant would see a dead Enter as "all
  * inputs dead": the node stays. Identities alone are not worth an Enter. */
 Test(licm, merge_consumers_and_lone_identities_stay) {
