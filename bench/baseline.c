@@ -125,6 +125,14 @@ void base_matmuls(int32_t n, int d, const float *A, const float *B, float *out, 
   run_jobs(jobs, threads);
 }
 
+void base_invariant_mm(int32_t n, int d, const float *A, const float *B, float *acc, float *tmp) {
+  size_t dd = (size_t)d * d;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, A, d, B, d, 0.0f, tmp, d);
+  memcpy(acc, A, dd * sizeof(float));
+  for (int32_t i = 0; i < n; i++)
+    for (size_t k = 0; k < dd; k++) acc[k] += tmp[k];
+}
+
 static void mm_tanh_job(job *j) { base_mm_tanh(j->n, j->d, j->A, j->out, j->tmp); }
 
 void base_two_loops(int32_t n, int d, const float *W, float *h1, float *h2, float *tmp, int threads) {

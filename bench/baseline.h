@@ -24,6 +24,9 @@ void base_matmuls(int32_t n, int d, const float *A, const float *B, float *out, 
 void base_two_loops(int32_t n, int d, const float *W, float *h1, float *h2, float *tmp, int threads);
 /* Two independent counter loops of n, on 1 or 2 threads. */
 void base_two_counters(int32_t n, int threads);
+/* acc = A; n times acc += A @ B, with the product hoisted out of the loop
+ * (what the licm pass makes of the graph); A, B, acc d×d, tmp d*d floats. */
+void base_invariant_mm(int32_t n, int d, const float *A, const float *B, float *acc, float *tmp);
 /* x = 0; n times x = x + 1 on floats, kept from folding. Returns x. */
 float base_chain(int n);
 

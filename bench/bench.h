@@ -52,12 +52,13 @@ typedef struct bench_spec {
   int64_t expect_count;
   double tol;
   int trace; /* 1: after timing, do one traced run to measure overlap */
+  const char *optimize; /* the session's pass list (dfx_session_options.optimize); NULL: default */
 } bench_spec;
 
 /* Sizes: full run or --quick smoke run. */
 typedef struct bench_sizes {
   int32_t counter, rnn, mm256, nested_o, nested_m, nested_i, cond, par, frames, frames_cheap, chain_runs, fan_runs,
-      mem_small, mem_big;
+      mem_small, mem_big, licm;
 } bench_sizes;
 
 /* Case 9: allocation behaviour of a long counter loop (memcase.c). */

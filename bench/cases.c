@@ -442,6 +442,66 @@ static void case_chain(bench_ctx *bc) {
   dfx_tensor_free(B);
 }
 
+/* ---- 10. loop-invariant work: acc += A @ B, the product the same each time ---- */
+
+/* acc = acc + A @ B, with A and B entered as constants and nothing tying the
+ * product to the iteration: the licm pass computes it once, in front of
+ * the loop. */
+static void inv_body(bgen_buf *b, const char *P, void *ud, bgen_var *vars) {
+  char n1[128], n2[128], n3[128];
+  bgen_op2(b, NM(n1, "%sMatMul", P), "MatMul", NM(n2, "%sinv_0", P), NM(n3, "%sinv_1", P), "DT_FLOAT", NULL);
+  bgen_op2(b, NM(n1, "%sacc", P), "Add", NM(n2, "%sIdentity_1", P), NM(n3, "%sMatMul", P), "DT_FLOAT", NULL);
+  snprintf(vars[1].next, sizeof vars[1].next, "%sacc", P);
+}
+
+typedef struct {
+  int32_t n;
+  int d;
+  const float *A, *B;
+  float *acc, *tmp;
+} inv_ud;
+static void inv_base(void *ud) {
+  inv_ud *u = ud;
+  base_invariant_mm(u->n, u->d, u->A, u->B, u->acc, u->tmp);
+}
+
+/* The same graph run as given ("none") and with the licm pass: the C
+ * baseline is the hoisted loop, one product and n additions. */
+static void case_licm(bench_ctx *bc) {
+  const int d = 128;
+  int32_t n = bc->sz.licm;
+  size_t dd = (size_t)d * d;
+  dfx_tensor *A = bench_rand_f32(d, d, 0.1f, 10), *B = bench_rand_f32(d, d, 0.1f, 11);
+  float *acc = malloc(dd * sizeof(float)), *tmp = malloc(dd * sizeof(float)), *expect = malloc(dd * sizeof(float));
+  inv_ud u = {n, d, dfx_tensor_data(A), dfx_tensor_data(B), acc, tmp};
+  inv_base(&u);
+  memcpy(expect, acc, dd * sizeof(float));
+  bgen_buf b = {0};
+  bgen_placeholder(&b, "A", "DT_FLOAT");
+  bgen_placeholder(&b, "B", "DT_FLOAT");
+  bgen_const_i32(&b, "w/start", 0, NULL);
+  bgen_var v[2] = {{"w/start", "DT_INT32", ""}, {"A", "DT_FLOAT", ""}};
+  const char *invs[2] = {"A", "B"}, *ts[2] = {"DT_FLOAT", "DT_FLOAT"};
+  bgen_while(&b, "w/", 10, n, NULL, v, 2, invs, ts, 2, inv_body, NULL);
+  const char *opts[2] = {"none", "licm"};
+  for (int k = 0; k < 2; k++) {
+    char name[48];
+    bench_spec sp = {.name = NM(name, "licm/%s/t1", opts[k]), .group = "licm", .text = b.s, .threads = 1,
+                     .nfeeds = 2, .nfetch = 1, .fetch = {{"w/Exit_1", 0}}, .units = n, .unit = "iter",
+                     .base = inv_base, .base_ud = &u, .expect_dtype = DFX_F32, .expect = expect,
+                     .expect_count = (int64_t)dd, .tol = 1e-3, .optimize = opts[k]};
+    FEED(sp, 0, "A", A);
+    FEED(sp, 1, "B", B);
+    bench_measure(bc, &sp);
+  }
+  bgen_free(&b);
+  free(expect);
+  free(acc);
+  free(tmp);
+  dfx_tensor_free(A);
+  dfx_tensor_free(B);
+}
+
 void bench_case_memory(bench_ctx *bc); /* memcase.c */
 
 /* Memory runs first: it forks before any engine object exists. */
@@ -455,5 +515,6 @@ const bench_case bench_cases[] = {
     {"parallel", "6. independent 128x128 matmul per iteration, parallel_iterations 1 vs 10", case_parallel},
     {"frames", "7. two independent loops side by side", case_frames},
     {"chain", "8. 1000 chained scalar Adds; fan-out of 64 matmuls", case_chain},
+    {"licm", "10. acc += A @ B (128x128, invariant), run as given vs with the licm pass", case_licm},
     {NULL, NULL, NULL},
 };

@@ -16,11 +16,11 @@
 static const bench_sizes full_sizes = {
     .counter = 1000000, .rnn = 100000, .mm256 = 200, .nested_o = 100, .nested_m = 100, .nested_i = 100,
     .cond = 200000, .par = 400, .frames = 200, .frames_cheap = 200000, .chain_runs = 200, .fan_runs = 10,
-    .mem_small = 100000, .mem_big = 1000000};
+    .mem_small = 100000, .mem_big = 1000000, .licm = 1000};
 static const bench_sizes quick_sizes = {
     .counter = 50000, .rnn = 5000, .mm256 = 20, .nested_o = 20, .nested_m = 20, .nested_i = 20, .cond = 20000,
     .par = 40, .frames = 20, .frames_cheap = 20000, .chain_runs = 20, .fan_runs = 2, .mem_small = 10000,
-    .mem_big = 100000};
+    .mem_big = 100000, .licm = 100};
 
 /* ---- machine facts ---- */
 

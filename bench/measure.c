@@ -140,7 +140,7 @@ bench_row *bench_measure(bench_ctx *bc, const bench_spec *sp) {
   dfx_graph *g = NULL;
   dfx_session *s = NULL;
   dfx_tensor *out[BENCH_MAX_FETCH];
-  dfx_session_options o = {.n_threads = sp->threads};
+  dfx_session_options o = {.n_threads = sp->threads, .optimize = sp->optimize};
   double *eng = calloc((size_t)bc->reps, sizeof *eng), *base = calloc((size_t)bc->reps, sizeof *base);
   if (!st || !eng || !base) abort();
   dfx_code c = dfx_graph_import(sp->text, strlen(sp->text), &g, st);

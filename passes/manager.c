@@ -17,8 +17,8 @@
  * statically known shapes become constants before folding, which then
  * folds what reads them; dead branches after it (a folded predicate is a
  * constant); arith (whose leftover Identities the next round's identity
- * pass takes); then CSE, again in the next round over what folding
- * produced. */
+ * pass takes); loop-invariant motion of what folding left (licm.c); then
+ * CSE, again in the next round over what folding produced. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
@@ -26,6 +26,7 @@ static const dfx_pass *const all_passes[] = {
     &dfx__pass_constfold,
     &dfx__pass_deadbranch,
     &dfx__pass_arith,
+    &dfx__pass_licm,
     &dfx__pass_cse,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))

@@ -71,6 +71,7 @@ extern const dfx_pass dfx__pass_identity;   /* identity.c */
 extern const dfx_pass dfx__pass_shapefold;  /* shapefold.c */
 extern const dfx_pass dfx__pass_arith;      /* arith.c, arith_math.c, arith_shape.c */
 extern const dfx_pass dfx__pass_deadbranch; /* deadbranch.c */
+extern const dfx_pass dfx__pass_licm;       /* licm.c */
 
 /* ---- manager.c ---- */
 
