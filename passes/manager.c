@@ -14,12 +14,16 @@
 
 /* Pipeline order. Pruning first (less to look at); identities out before
  * common subexpressions are compared (so x and Identity(x) read alike);
- * folding, then CSE again in the next round over what folding produced. */
+ * folding, then CSE again in the next round over what folding produced.
+ * Batch norms fold into constant filters once folding made their
+ * parameters Consts, and what is left fuses last. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
     &dfx__pass_constfold,
     &dfx__pass_cse,
+    &dfx__pass_fold_batchnorm,
+    &dfx__pass_remap,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))
 #define MAX_ROUNDS 3

@@ -68,6 +68,8 @@ extern const dfx_pass dfx__pass_prune;      /* prune.c */
 extern const dfx_pass dfx__pass_constfold;  /* constfold.c */
 extern const dfx_pass dfx__pass_cse;        /* cse.c */
 extern const dfx_pass dfx__pass_identity;   /* identity.c */
+extern const dfx_pass dfx__pass_fold_batchnorm; /* fold_batchnorm.c */
+extern const dfx_pass dfx__pass_remap;      /* remap.c */
 
 /* ---- manager.c ---- */
 
