@@ -217,6 +217,11 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
             int64_t i2 = o2 * p->stride[2] - p->padb[2] + c * p->dil[2];                                 \
             if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1] || i2 < 0 || i2 >= p->in[2]) continue; \
             int64_t xo = (((n * p->in[0] + i0) * p->in[1] + i1) * p->in[2] + i2) * C;                    \
+            if (!back && M == 1) { /* the common case; this loop vectorises */                          \
+              const W *xs = x + xo;                                                                      \
+              for (int64_t ch = 0; ch < C; ch++) yo[ch] += xs[ch] * fk[ch];                              \
+              continue;                                                                                  \
+            }                                                                                            \
             for (int64_t ch = 0; ch < C; ch++) {                                                         \
               if (back) {                                                                                \
                 W s = 0;                                                                                 \
