@@ -1,7 +1,10 @@
 /* op_table_internal.c - signatures of the ops TensorFlow's OpList (and so
  * op_table_tf.c) lacks, in the same notation (op_def.h), sorted by name.
- * TF registers `_` ops internally; CompareAndBitpack is a public op the
- * exported list happens to miss. Checked against TF's REGISTER_OP calls. */
+ * TF registers `_` ops internally: the fused ones are what Grappler's
+ * remapper writes and what dfexec's remap pass writes, so a GraphDef that
+ * `dfexec optimize` saves names them as TensorFlow does. CompareAndBitpack
+ * is a public op the exported list happens to miss. Checked against TF's
+ * REGISTER_OP calls (TF 2.x: _FusedConv2D's TArgs and host_args). */
 #include "op_registry.h"
 
 const dfx_op_src dfx__op_table_internal[] = {
@@ -9,6 +12,21 @@ const dfx_op_src dfx__op_table_internal[] = {
      "T: {bool, half, float, double, int8, int16, int32, int64}", 0},
     /* A function argument: fed like a placeholder. */
     {"_Arg", "-> output: T", "T: type; index: int >= 0", DFX_OP_STATEFUL},
+    /* Grappler's remapper: Conv2D + BiasAdd or FusedBatchNorm (+ an activation)
+     * in one op (nn_ops.cc); args are the bias or scale, offset, mean and
+     * variance; host_args are the GPU int8 kernel's scales. */
+    {"_FusedConv2D", "input: T, filter: T, args: TArgs, host_args: num_host_args * float -> output: T",
+     "T: {half, float, double, int8, qint8}; TArgs: list(type); num_args: int >= 0; num_host_args: int >= 0 = 0; "
+     "strides: list(int); padding: {'SAME', 'VALID', 'EXPLICIT'}; explicit_paddings: list(int) = []; "
+     "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'; filter_format: {'HWIO', 'OIHW', 'OIHW_VECT_I'} = 'HWIO'; "
+     "dilations: list(int) = [1, 1, 1, 1]; use_cudnn_on_gpu: bool = true; fused_ops: list(string) = []; "
+     "epsilon: float = 0.0001; leakyrelu_alpha: float = 0.2",
+     0},
+    /* The remapper's MatMul + BiasAdd (+ an activation) (math_ops.cc). */
+    {"_FusedMatMul", "a: T, b: T, args: num_args * T -> product: T",
+     "transpose_a: bool = false; transpose_b: bool = false; T: {bfloat16, half, float}; num_args: int >= 0; "
+     "fused_ops: list(string) = []; epsilon: float = 0.0001; leakyrelu_alpha: float = 0.2",
+     0},
     /* Cast placed on the host by TF's placer; the same kernel. */
     {"_HostCast", "x: SrcT -> y: DstT", "SrcT: type; DstT: type; Truncate: bool = false", 0},
     /* A function result: fetching its input is how to read it. */

@@ -18,7 +18,9 @@
  * folds what reads them; dead branches after it (a folded predicate is a
  * constant); arith (whose leftover Identities the next round's identity
  * pass takes); loop-invariant motion of what folding left (licm.c); then
- * CSE, again in the next round over what folding produced. */
+ * CSE, again in the next round over what folding produced. Batch norms
+ * fold into constant filters once folding made their parameters Consts,
+ * and what is left fuses last. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
@@ -28,6 +30,8 @@ static const dfx_pass *const all_passes[] = {
     &dfx__pass_arith,
     &dfx__pass_licm,
     &dfx__pass_cse,
+    &dfx__pass_fold_batchnorm,
+    &dfx__pass_remap,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))
 #define MAX_ROUNDS 3

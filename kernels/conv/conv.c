@@ -4,11 +4,14 @@
  * depth of 1): inputs are widened to float (f32/f16/bf16) or double (f64, int)
  * work buffers, convolved by im2col + sgemm/dgemm (grouped when the input depth
  * is a multiple of the filter depth), and rounded back on store. int32 is exact
- * while partial sums stay below 2^53. Attrs are checked once, at init. */
+ * while partial sums stay below 2^53. float32 skips the work buffers: the
+ * GEMM reads the input and filter and writes the output in place (channels
+ * last). Attrs are checked once, at init. An optional epilogue (conv.h) runs
+ * on each block of output rows as soon as it is computed. */
 #include <cblas.h>
 #include <limits.h>
 
-#include "convutil.h"
+#include "conv.h"
 
 typedef struct cparams {
   int nd;      /* spatial dims of the op: 2 or 3 */
@@ -21,20 +24,33 @@ static int64_t sp_count(const int64_t *d) { return d[0] * d[1] * d[2]; }
 
 /* Conv attrs (TF's constructor checks): strides and dilations of r values,
  * >= 1 and 1 in the batch and depth dims, padding, data_format. */
-static dfx_code conv_init(const dfx_node *n, void **state, dfx_status *st) {
-  cu_spec s = {.nd = strncmp(n->op, "Conv3D", 6) ? 2 : 3};
-  int r = s.nd + 2;
+dfx_code dfx__conv_spec(const dfx_node *n, cu_spec *s, dfx_status *st) {
+  memset(s, 0, sizeof *s);
+  s->nd = strncmp(n->op, "Conv3D", 6) ? 2 : 3;
+  int r = s->nd + 2;
   dfx_code c;
-  if ((c = cu_format_attr(n, s.nd, &s.clast, st)) || (c = cu_window_attr(n, "strides", r, s.st, st)) ||
-      (c = cu_window_attr(n, "dilations", r, s.dl, st)) ||
-      (c = cu_unit_bc("strides", s.st, r, s.clast,
+  if ((c = cu_format_attr(n, s->nd, &s->clast, st)) || (c = cu_window_attr(n, "strides", r, s->st, st)) ||
+      (c = cu_window_attr(n, "dilations", r, s->dl, st)) ||
+      (c = cu_unit_bc("strides", s->st, r, s->clast,
                       "strides in the batch and depth dimensions must be 1", st)) ||
-      (c = cu_unit_bc("dilations", s.dl, r, s.clast,
+      (c = cu_unit_bc("dilations", s->dl, r, s->clast,
                       "dilations in the batch and depth dimensions must be 1", st)) ||
-      (c = cu_padding_attr(n, &s, st)))
+      (c = cu_padding_attr(n, s, st)))
     return c;
-  return cu_spec_state(&s, state, st);
+  return DFX_OK;
 }
+
+static dfx_code conv_init(const dfx_node *n, void **state, dfx_status *st) {
+  cu_spec s;
+  dfx_code c = dfx__conv_spec(n, &s, st);
+  return c != DFX_OK ? c : cu_spec_state(&s, state, st);
+}
+
+/* Output values per GEMM call on the direct (1x1) path (at least 64 rows,
+ * so the GEMM stays efficient): few enough to stay in cache between the
+ * GEMM and an epilogue. Plain Conv2D makes the same calls, so a fused node
+ * computes the same bits as the Conv2D it replaces. */
+#define EPILOGUE_ROW_VALUES ((int64_t)1 << 15)
 
 /* The input, filter and output geometry from the node's attrs (state) and
  * the input and filter dims. xdims: input dims in data format. */
@@ -130,7 +146,8 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
   }                                                                                                      \
   /* y[N*P, OC] = conv(x); back: x is dy and y is dx (zeroed by the caller). The                        \
    * filter is not empty, so K * icg * OC (its element count) fits. */                                   \
-  static dfx_code gemm_conv_##W(dfx_kctx *ctx, const cparams *p, const W *x, const W *f, W *y, int back) { \
+  static dfx_code gemm_conv_##W(dfx_kctx *ctx, const cparams *p, const W *x, const W *f, W *y, int back,   \
+                                const dfx_conv_epilogue *ep) {                                         \
     int64_t K = p->k[0] * p->k[1] * p->k[2], KC = K * p->icg, OCg = p->OC / p->G;                        \
     int64_t rows_all = p->N * sp_count(p->out);                                                          \
     if (rows_all == 0 || KC == 0 || OCg == 0) return DFX_OK;                                             \
@@ -141,8 +158,14 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
                  !p->padb[0] && !p->padb[1] && !p->padb[2] && p->out[0] == p->in[0] &&                   \
                  p->out[1] == p->in[1] && p->out[2] == p->in[2] && rows_all <= INT_MAX;                  \
     if (direct) {                                                                                        \
-      GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows_all, (int)p->OC, (int)KC, 1, x, (int)KC, \
-           f, (int)p->OC, 0, y, (int)p->OC);                                                             \
+      int64_t step = EPILOGUE_ROW_VALUES / p->OC; /* with or without one: the same GEMM calls */         \
+      if (step < 64) step = 64;                                                                          \
+      for (int64_t r0 = 0; r0 < rows_all; r0 += step) {                                                  \
+        int64_t rows = rows_all - r0 < step ? rows_all - r0 : step;                                      \
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)p->OC, (int)KC, 1, x + r0 * KC,  \
+             (int)KC, f, (int)p->OC, 0, y + r0 * p->OC, (int)p->OC);                                    \
+        if (ep) ep->fn(ep->ud, y + r0 * p->OC, rows, p->OC, sizeof(W) == sizeof(double));                \
+      }                                                                                                  \
       return DFX_OK;                                                                                     \
     }                                                                                                    \
     int64_t chunk = (int64_t)(4 << 20) / KC;                                                             \
@@ -168,12 +191,14 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
           im2col_##W(p, NULL, r0, rows, g, cols, 1, y);                                                  \
         }                                                                                                \
       }                                                                                                  \
+      if (ep) ep->fn(ep->ud, y + r0 * p->OC, rows, p->OC, sizeof(W) == sizeof(double));                  \
     }                                                                                                    \
     dfx__free(cols);                                                                                     \
     return DFX_OK;                                                                                       \
   }                                                                                                      \
   /* Depthwise: filter [k..., C, M]; back adds dy * f into dx. */                                         \
-  static dfx_code depthwise_##W(dfx_kctx *ctx, const cparams *p, const W *x, const W *f, W *y, int back) { \
+  static dfx_code depthwise_##W(dfx_kctx *ctx, const cparams *p, const W *x, const W *f, W *y, int back,   \
+                                const dfx_conv_epilogue *ep) {                                         \
     int64_t C = p->C, M = p->OC / p->C, P = sp_count(p->out), work = 0;                                  \
     for (int64_t idx = 0; idx < p->N * P; idx++) {                                                       \
       dfx_code c_ = cu_tick(ctx, &work, p->k[0] * p->k[1] * p->k[2] * p->OC);                            \
@@ -192,6 +217,11 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
             int64_t i2 = o2 * p->stride[2] - p->padb[2] + c * p->dil[2];                                 \
             if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1] || i2 < 0 || i2 >= p->in[2]) continue; \
             int64_t xo = (((n * p->in[0] + i0) * p->in[1] + i1) * p->in[2] + i2) * C;                    \
+            if (!back && M == 1) { /* the common case; this loop vectorises */                          \
+              const W *xs = x + xo;                                                                      \
+              for (int64_t ch = 0; ch < C; ch++) yo[ch] += xs[ch] * fk[ch];                              \
+              continue;                                                                                  \
+            }                                                                                            \
             for (int64_t ch = 0; ch < C; ch++) {                                                         \
               if (back) {                                                                                \
                 W s = 0;                                                                                 \
@@ -203,6 +233,7 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
               }                                                                                          \
             }                                                                                            \
           }                                                                                              \
+      if (ep && !back) ep->fn(ep->ud, yo, 1, p->OC, sizeof(W) == sizeof(double));                        \
     }                                                                                                    \
     return DFX_OK;                                                                                       \
   }
@@ -212,58 +243,61 @@ DEFINE_CONV(double, cblas_dgemm)
 
 /* Runs the convolution: src has xdims (data format), result has ydims. back:
  * src is out_backprop and the result is the input gradient. An empty src or
- * filter gives zeros. */
+ * filter gives zeros. float32 reads its operands in place and, channels
+ * last, writes the output in place; other dtypes go through work buffers. */
 static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, const dfx_tensor *filt, int back,
-                    const int64_t *ydims) {
+                    const int64_t *ydims, const dfx_conv_epilogue *ep) {
   dfx_dtype dt = (dfx_dtype)src->dtype;
-  int r = p->nd + 2, dbl = dt == DFX_F64 || dfx__dtype_is_int(dt);
+  int r = p->nd + 2, dbl = dt == DFX_F64 || dfx__dtype_is_int(dt), f32 = dt == DFX_F32;
   size_t ws = dbl ? sizeof(double) : sizeof(float);
   dfx_tensor *out = dfx__kctx_alloc(ctx, 0, dt, r, ydims);
   if (!out) return DFX_ENOMEM;
   int64_t ycount = out->count, ychan = back ? p->C : p->OC;
-  void *x = NULL, *f = NULL, *y = NULL, *tmp = NULL;
+  const void *x = src->data, *f = filt->data;
+  void *y = NULL, *xbuf = NULL, *fbuf = NULL, *ybuf = NULL, *tmp = NULL;
   dfx_code code = DFX_ENOMEM;
-  x = cu_load(src, dbl);
-  f = cu_load(filt, dbl);
-  y = dfx__calloc((size_t)(ycount ? ycount : 1), ws);
-  if (!x || !f || !y) goto done;
+  if (!f32 && (!(x = xbuf = cu_load(src, dbl)) || !(f = fbuf = cu_load(filt, dbl)))) goto done;
+  if (f32 && p->clast) { /* the GEMM writes the output itself */
+    y = out->data;
+    if (ycount) memset(y, 0, (size_t)ycount * ws);
+  } else if (!(y = ybuf = dfx__calloc((size_t)(ycount ? ycount : 1), ws))) {
+    goto done;
+  }
   code = DFX_OK;
   if (!ycount || !src->count || !filt->count) goto store;
   if (!p->clast) { /* channels first: move C last */
     int64_t C = back ? p->OC : p->C;
-    tmp = dfx__malloc((size_t)src->count * ws);
-    if (!tmp) {
+    if (!(tmp = dfx__malloc((size_t)src->count * ws))) {
       code = DFX_ENOMEM;
       goto done;
     }
     cu_move_c(x, tmp, p->N, C, src->count / (p->N * C), ws, 1);
-    void *s = x;
     x = tmp;
-    tmp = s;
   }
   if (p->depthwise)
-    code = dbl ? depthwise_double(ctx, p, x, f, y, back) : depthwise_float(ctx, p, x, f, y, back);
+    code = dbl ? depthwise_double(ctx, p, x, f, y, back, ep) : depthwise_float(ctx, p, x, f, y, back, ep);
   else
-    code = dbl ? gemm_conv_double(ctx, p, x, f, y, back) : gemm_conv_float(ctx, p, x, f, y, back);
+    code = dbl ? gemm_conv_double(ctx, p, x, f, y, back, ep) : gemm_conv_float(ctx, p, x, f, y, back, ep);
   if (code != DFX_OK) goto done;
   if (!p->clast) {
+    if (f32) { /* straight into the output */
+      cu_move_c(y, out->data, p->N, ychan, ycount / (p->N * ychan), ws, 0);
+      goto done;
+    }
     dfx__free(tmp);
-    tmp = dfx__malloc((size_t)ycount * ws);
-    if (!tmp) {
+    if (!(tmp = dfx__malloc((size_t)ycount * ws))) {
       code = DFX_ENOMEM;
       goto done;
     }
     cu_move_c(y, tmp, p->N, ychan, ycount / (p->N * ychan), ws, 0);
-    void *s = y;
     y = tmp;
-    tmp = s;
   }
 store:
-  cu_store(out, y, dbl);
+  if (y != out->data) cu_store(out, y, dbl);
 done:
-  dfx__free(x);
-  dfx__free(f);
-  dfx__free(y);
+  dfx__free(xbuf);
+  dfx__free(fbuf);
+  dfx__free(ybuf);
   dfx__free(tmp);
   if (code == DFX_ENOMEM) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in %s", ctx->node->op);
   return code;
@@ -277,7 +311,7 @@ static dfx_code check_rank(dfx_kctx *ctx, const dfx_tensor *t, int r, const char
   return DFX_OK;
 }
 
-static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise) {
+static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise, const dfx_conv_epilogue *ep) {
   const dfx_tensor *x = ctx->in[0], *f = ctx->in[1];
   int r = ((const cu_spec *)ctx->state)->nd + 2;
   if (check_rank(ctx, x, r, "input") || check_rank(ctx, f, r, "filter")) return DFX_EINVAL;
@@ -293,11 +327,12 @@ static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise) {
   if (c != DFX_OK) return c;
   int64_t yd[5];
   fmt_dims(&p, p.out, p.OC, yd);
-  return run(ctx, &p, x, f, 0, yd);
+  return run(ctx, &p, x, f, 0, yd, ep);
 }
 
-static dfx_code conv(dfx_kctx *ctx) { return conv_fwd(ctx, 0); }
-static dfx_code depthwise(dfx_kctx *ctx) { return conv_fwd(ctx, 1); }
+dfx_code dfx__conv_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep) { return conv_fwd(ctx, 0, ep); }
+static dfx_code conv(dfx_kctx *ctx) { return conv_fwd(ctx, 0, NULL); }
+static dfx_code depthwise(dfx_kctx *ctx) { return conv_fwd(ctx, 1, NULL); }
 
 /* Conv{2,3}DBackpropInput: input_sizes, filter, out_backprop. */
 static dfx_code conv_back(dfx_kctx *ctx, int depthwise_op) {
@@ -332,7 +367,7 @@ static dfx_code conv_back(dfx_kctx *ctx, int depthwise_op) {
       return dfx__kctx_fail(ctx, DFX_EINVAL, "%s: Size of out_backprop doesn't match computed: actual = %s, computed = %s",
                             ctx->node->op, DFX_SHAPE_STR(dy, b1), dfx__shape_str(r, want, b2, sizeof b2));
     }
-  return run(ctx, &p, dy, f, 1, xd);
+  return run(ctx, &p, dy, f, 1, xd, NULL);
 }
 
 static dfx_code conv_backprop(dfx_kctx *ctx) { return conv_back(ctx, 0); }

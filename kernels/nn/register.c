@@ -9,6 +9,7 @@ void dfx__kernels_nn_softmax(dfx_registry *r);
 void dfx__kernels_nn_batchnorm(dfx_registry *r);
 void dfx__kernels_nn_topk(dfx_registry *r);
 void dfx__kernels_nn_linalg(dfx_registry *r);
+void dfx__kernels_nn_fused_matmul(dfx_registry *r);
 
 void dfx__kernels_nn(dfx_registry *r);
 void dfx__kernels_nn(dfx_registry *r) {
@@ -20,4 +21,5 @@ void dfx__kernels_nn(dfx_registry *r) {
   dfx__kernels_nn_batchnorm(r);
   dfx__kernels_nn_topk(r);
   dfx__kernels_nn_linalg(r);
+  dfx__kernels_nn_fused_matmul(r);
 }

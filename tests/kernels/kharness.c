@@ -89,6 +89,12 @@ void kh_attr_floats(dfx_node *n, const char *name, const float *v, int count) {
 void kh_attr_types(dfx_node *n, const char *name, const dfx_dtype *v, int count) {
   set_list(n, name, DFX_ATTR_TYPE, v, count, sizeof(dfx_dtype));
 }
+void kh_attr_strs(dfx_node *n, const char *name, const char *const *v, int count) {
+  dfx_str *s = dfx__calloc(count ? (size_t)count : 1, sizeof *s);
+  for (int i = 0; i < count; i++) s[i] = (dfx_str){dfx__strdup(v[i]), strlen(v[i])};
+  set_list(n, name, DFX_ATTR_S, s, count, sizeof *s);
+  dfx__free(s);
+}
 void kh_attr_shape(dfx_node *n, const char *name, int rank, const int64_t *dims) {
   dfx_attr *a = new_attr(n, name, DFX_ATTR_SHAPE);
   a->v.shape.rank = rank;

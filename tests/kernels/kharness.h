@@ -22,6 +22,7 @@ void kh_attr_str(dfx_node *n, const char *name, const char *s);
 void kh_attr_ints(dfx_node *n, const char *name, const int64_t *v, int count);
 void kh_attr_floats(dfx_node *n, const char *name, const float *v, int count);
 void kh_attr_types(dfx_node *n, const char *name, const dfx_dtype *v, int count);
+void kh_attr_strs(dfx_node *n, const char *name, const char *const *v, int count);
 void kh_attr_shape(dfx_node *n, const char *name, int rank, const int64_t *dims); /* rank -1: unknown */
 void kh_attr_tensor(dfx_node *n, const char *name, dfx_tensor *t);                /* takes t */
 

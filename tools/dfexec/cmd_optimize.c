@@ -33,10 +33,10 @@ void dfx__cli_print_optimize_report(FILE *f, const dfx_optimize_report *r) {
   for (int i = 0; i < r->n_stats; i++) ms += r->stats[i].ms;
   fprintf(f, "optimisation: %d -> %d nodes in %.3f ms\n", r->nodes_before, r->nodes_after, ms);
   if (r->n_stats == 0) return;
-  fprintf(f, "  %-12s %5s %8s %8s %10s %10s\n", "pass", "round", "removed", "added", "rewritten", "ms");
+  fprintf(f, "  %-16s %5s %8s %8s %10s %10s\n", "pass", "round", "removed", "added", "rewritten", "ms");
   for (int i = 0; i < r->n_stats; i++) {
     const dfx_optimize_stat *s = &r->stats[i];
-    fprintf(f, "  %-12s %5d %8d %8d %10d %10.3f\n", s->pass, s->round, s->removed, s->added, s->rewritten, s->ms);
+    fprintf(f, "  %-16s %5d %8d %8d %10d %10.3f\n", s->pass, s->round, s->removed, s->added, s->rewritten, s->ms);
   }
 }
 
@@ -68,11 +68,11 @@ int dfx__cli_bad_passes(const char *cmd, const char *opt, const char *bad) {
 }
 
 static void list_passes(void) {
-  printf("%-12s %-8s %s\n", "pass", "default", "purpose");
+  printf("%-16s %-8s %s\n", "pass", "default", "purpose");
   const char *purpose;
   int def;
   for (int i = 0; dfx_optimize_pass(i, &purpose, &def); i++)
-    printf("%-12s %-8s %s\n", dfx_optimize_pass(i, NULL, NULL), def ? "yes" : "no", purpose);
+    printf("%-16s %-8s %s\n", dfx_optimize_pass(i, NULL, NULL), def ? "yes" : "no", purpose);
 }
 
 enum { OPT_PASSES = 256, OPT_FETCH, OPT_FEED, OPT_TARGET, OPT_LIST, OPT_QUIET, OPT_HELP };
