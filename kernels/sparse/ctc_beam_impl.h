@@ -72,6 +72,7 @@ static uint32_t CTC_CAT(hslot, CTC_F)(const BEAM *s, int32_t parent, int32_t lab
 
 /* The child of `parent` with `label`, or -1. */
 static int32_t CTC_CAT(find_child, CTC_F)(const BEAM *s, int32_t parent, int32_t label) {
+  if (!s->hcap) return -1;
   for (uint32_t i = CTC_CAT(hslot, CTC_F)(s, parent, label);; i = (i + 1) & (s->hcap - 1)) {
     int32_t x = s->hash[i] - 1;
     if (x < 0) return -1;
