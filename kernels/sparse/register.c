@@ -4,10 +4,12 @@
 void dfx__kernels_sparse_ctc(dfx_registry *r);
 void dfx__kernels_sparse_to_dense(dfx_registry *r);
 void dfx__kernels_sparse_reshape_fill(dfx_registry *r);
+void dfx__kernels_sparse_segment(dfx_registry *r);
 
 void dfx__kernels_sparse(dfx_registry *r);
 void dfx__kernels_sparse(dfx_registry *r) {
   dfx__kernels_sparse_ctc(r);
   dfx__kernels_sparse_to_dense(r);
   dfx__kernels_sparse_reshape_fill(r);
+  dfx__kernels_sparse_segment(r);
 }

@@ -15,7 +15,7 @@ static dfx_node *std_node(dfx_dtype t, dfx_dtype ti, int validate) {
 
 static dfx_tensor *ints(dfx_dtype ti, int nd, const int64_t *dims, const int64_t *v) {
   int64_t n = dfx__shape_count(nd, dims);
-  double d[64];
+  double d[64] = {0};
   for (int64_t i = 0; i < n; i++) d[i] = (double)v[i];
   return s_from_doubles(ti, nd, dims, d);
 }
