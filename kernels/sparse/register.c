@@ -5,6 +5,7 @@ void dfx__kernels_sparse_ctc(dfx_registry *r);
 void dfx__kernels_sparse_to_dense(dfx_registry *r);
 void dfx__kernels_sparse_reshape_fill(dfx_registry *r);
 void dfx__kernels_sparse_segment(dfx_registry *r);
+void dfx__kernels_sparse_ragged(dfx_registry *r);
 
 void dfx__kernels_sparse(dfx_registry *r);
 void dfx__kernels_sparse(dfx_registry *r) {
@@ -12,4 +13,5 @@ void dfx__kernels_sparse(dfx_registry *r) {
   dfx__kernels_sparse_to_dense(r);
   dfx__kernels_sparse_reshape_fill(r);
   dfx__kernels_sparse_segment(r);
+  dfx__kernels_sparse_ragged(r);
 }
