@@ -217,3 +217,60 @@ Test(graph, shared_name_links_two_table_nodes) {
   dfx_session_free(s);
   dfx_graph_free(g);
 }
+
+/* ---- the string ops in one text pipeline ---- */
+
+static const char *PIPELINE =
+    "node { name: \"x\" op: \"Placeholder\"" ST_ATTR_T("dtype", "DT_STRING") " }\n"
+    "node { name: \"clean\" op: \"StaticRegexReplace\"" ST_IN("x") ST_ATTR_S("pattern", "[[:punct:]]")
+    ST_ATTR_S("rewrite", "") " }\n"
+    ST_CONST_SCALAR("sep", "DT_STRING", "string_val", "\"\"")
+    "node { name: \"split\" op: \"StringSplitV2\"" ST_IN("clean") ST_IN("sep") " }\n"
+    "node { name: \"vocab\" op: \"HashTableV2\"" ST_ATTR_T("key_dtype", "DT_STRING")
+    ST_ATTR_T("value_dtype", "DT_INT64") " }\n"
+    ST_CONST_SVEC("words", 3, "[\"Hello\", \"World\", \"the\"]") ST_CONST_IVEC("ids", "DT_INT64", 3, "int64_val", "[0, 1, 2]")
+    "node { name: \"init\" op: \"InitializeTableV2\"" ST_IN("vocab") ST_IN("words") ST_IN("ids")
+    ST_ATTR_T("Tkey", "DT_STRING") ST_ATTR_T("Tval", "DT_INT64") " }\n"
+    ST_CONST_SCALAR("oov", "DT_INT64", "int64_val", "-1")
+    "node { name: \"lookup\" op: \"LookupTableFindV2\"" ST_IN("vocab") ST_IN("split:1") ST_IN("oov")
+    ST_ATTR_T("Tin", "DT_STRING") ST_ATTR_T("Tout", "DT_INT64") " }\n"
+    "node { name: \"bucket\" op: \"StringToHashBucketFast\"" ST_IN("split:1") ST_ATTR_I("num_buckets", 1000) " }\n"
+    "node { name: \"text\" op: \"AsString\"" ST_IN("lookup") ST_ATTR_T("T", "DT_INT64") ST_ATTR_I("width", 3) " }\n"
+    "node { name: \"back\" op: \"StringToNumber\"" ST_IN("text") ST_ATTR_T("out_type", "DT_INT64") " }\n"
+    ST_CONST_SVEC("toks", 3, "[\"a\", \"b\", \"c\"]") ST_CONST_IVEC("rows", "DT_INT64", 2, "int64_val", "[0, 3]")
+    "node { name: \"bigrams\" op: \"StringNGrams\"" ST_IN("toks") ST_IN("rows") ST_ATTR_S("separator", "_")
+    " attr { key: \"ngram_widths\" value { list { i: 2 } } }" ST_ATTR_S("left_pad", "") ST_ATTR_S("right_pad", "")
+    ST_ATTR_I("pad_width", 0) ST_ATTR_B("preserve_short_sequences", false) ST_ATTR_T("Tsplits", "DT_INT64") " }\n";
+
+Test(graph, text_pipeline) {
+  dfx_graph *g = eu_graph(PIPELINE);
+  dfx_session *s = st_session(g, 2);
+  char msg[2048];
+  cr_assert_eq(st_srun(s, NULL, NULL, NULL, NULL, "init", msg, sizeof msg), DFX_OK, "%s", msg);
+  const char *in[] = {"Hello, World!", "the  test."};
+  dfx_tensor *x = st_vec(2, in), *out[7] = {NULL};
+  cr_assert_eq(st_srun(s, "x", &x, "clean,split:1,split:2,lookup,bucket,text,back", out, NULL, msg, sizeof msg),
+               DFX_OK, "%s", msg);
+  ST_EXPECT_STRS(out[0], 2, "Hello World", "the  test");
+  ST_EXPECT_STRS(out[1], 4, "Hello", "World", "the", "test");
+  cr_expect(i64_at(out[2], 0) == 2 && i64_at(out[2], 1) == 2);
+  cr_expect(i64_at(out[3], 0) == 0 && i64_at(out[3], 1) == 1 && i64_at(out[3], 2) == 2 && i64_at(out[3], 3) == -1);
+  /* Fingerprint64("Hello") = ...151, ("World") = ...472, ("test") = ...506. */
+  cr_expect(i64_at(out[4], 0) == 151 && i64_at(out[4], 1) == 472 && i64_at(out[4], 3) == 506);
+  ST_EXPECT_STRS(out[5], 4, "  0", "  1", "  2", " -1");
+  cr_expect(i64_at(out[6], 0) == 0 && i64_at(out[6], 1) == 1 && i64_at(out[6], 2) == 2 && i64_at(out[6], 3) == -1);
+  for (int i = 0; i < 7; i++) dfx_tensor_free(out[i]);
+  dfx_tensor *bi = NULL;
+  cr_assert_eq(st_srun(s, NULL, NULL, "bigrams", &bi, NULL, msg, sizeof msg), DFX_OK, "%s", msg);
+  ST_EXPECT_STRS(bi, 2, "a_b", "b_c");
+  dfx_tensor_free(bi);
+  /* A bad string fails the run with TF's message, naming the node. */
+  const char *bad[] = {"x", "y"};
+  dfx_tensor *y = st_vec(2, bad), *z = NULL;
+  cr_expect_eq(st_srun(s, "text", &y, "back", &z, NULL, msg, sizeof msg), DFX_EINVAL);
+  cr_expect(strstr(msg, "StringToNumberOp could not correctly convert string: x") && strstr(msg, "back"), "%s", msg);
+  dfx_tensor_free(y);
+  dfx_tensor_free(x);
+  dfx_session_free(s);
+  dfx_graph_free(g);
+}
