@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "kernel.h"
 #include "plan.h"
+#include "resmgr.h"
 #include "run.h"
 #include "session.h"
 
@@ -32,6 +33,7 @@ struct dfx_session {
   dfx_plan **plans;
   int n_plans, cap_plans;
   dfx_run *active;
+  dfx_resmgr *res;                      /* resources shared by all runs (lookup tables), freed last */
   bool counted;                         /* holds one of g->n_sessions */
 };
 
@@ -56,6 +58,7 @@ void dfx_session_free(dfx_session *s) {
   for (int i = 0; i < s->n_plans; i++) dfx__plan_free(s->plans[i]);
   if (s->opt.free_ud) s->opt.free_ud(s->opt.ud);
   dfx__free(s->plans);
+  dfx__resmgr_free(s->res);
   uv_mutex_destroy(&s->mu);
   dfx__free(s);
 }
@@ -87,6 +90,10 @@ dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx
   s->counted = true;
   s->n_threads = opts && opts->n_threads > 0 ? opts->n_threads : default_threads();
   if (opts && opts->inline_only) s->n_threads = 1;
+  if (!(s->res = dfx__resmgr_new())) {
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+    goto fail;
+  }
   if (s->n_threads > 1 && (c = dfx__pool_new(s->n_threads - 1, &s->pool)) != DFX_OK) {
     dfx__status_set(st, c, "cannot start %d worker threads", s->n_threads - 1);
     goto fail;
@@ -231,6 +238,7 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
     dfx__free(r);
     return c;
   }
+  r->step.store = s->res;
   uv_mutex_lock(&s->mu);
   r->next_active = s->active;
   s->active = r;

@@ -10,6 +10,7 @@ void dfx__kernels_gather(dfx_registry *r);
 void dfx__kernels_misc(dfx_registry *r);
 void dfx__kernels_sparse(dfx_registry *r);
 void dfx__kernels_extra(dfx_registry *r);
+void dfx__kernels_strings(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -22,4 +23,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_misc(r);
   dfx__kernels_sparse(r);
   dfx__kernels_extra(r);
+  dfx__kernels_strings(r);
 }
