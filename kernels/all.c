@@ -8,6 +8,7 @@ void dfx__kernels_conv(dfx_registry *r);
 void dfx__kernels_array(dfx_registry *r);
 void dfx__kernels_gather(dfx_registry *r);
 void dfx__kernels_misc(dfx_registry *r);
+void dfx__kernels_fft(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -18,4 +19,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_array(r);
   dfx__kernels_gather(r);
   dfx__kernels_misc(r);
+  dfx__kernels_fft(r);
 }
