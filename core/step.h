@@ -1,6 +1,8 @@
 /* step.h - per-run state that kernels can reach: owned resources and cancellation.
  * One dfx_step exists per dfx_session_run call. Resources handed to it
- * (TensorArrays, stacks) are freed, in reverse order, when the run ends. */
+ * (TensorArrays, stacks) are freed, in reverse order, when the run ends;
+ * resources that outlive runs (queues, tables) are the session's, in
+ * `resources` (resmgr.h). */
 #ifndef DFX_STEP_H
 #define DFX_STEP_H
 
@@ -22,6 +24,7 @@ struct dfx_step {
   int cancelled;          /* atomic: set on the first error, timeout or cancel */
   uint64_t t0_ns;         /* uv_hrtime when the run started */
   uint64_t deadline_ns;   /* uv_hrtime past which the run has timed out; 0: none */
+  struct dfx_resmgr *resources; /* the session's resources (borrowed); NULL outside a session */
 };
 
 typedef struct dfx_step dfx_step;

@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "kernel.h"
 #include "plan.h"
+#include "resmgr.h"
 #include "run.h"
 #include "session.h"
 
@@ -32,6 +33,7 @@ struct dfx_session {
   dfx_plan **plans;
   int n_plans, cap_plans;
   dfx_run *active;
+  dfx_resmgr *resources;                /* outlive runs: queues, tables (resmgr.h) */
   bool counted;                         /* holds one of g->n_sessions */
 };
 
@@ -53,6 +55,7 @@ void dfx_session_free(dfx_session *s) {
   if (!s) return;
   if (s->counted) graph_users(s->g, -1);
   dfx__pool_free(s->pool);
+  dfx__resmgr_free(s->resources);
   for (int i = 0; i < s->n_plans; i++) dfx__plan_free(s->plans[i]);
   if (s->opt.free_ud) s->opt.free_ud(s->opt.ud);
   dfx__free(s->plans);
@@ -71,7 +74,12 @@ dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx
     c = dfx__status_set(st, DFX_EINVAL, "n_threads must be >= 0, got %d", opts->n_threads);
   dfx_session *s = c == DFX_OK ? dfx__calloc(1, sizeof *s) : NULL;
   if (c == DFX_OK && !s) c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  if (c == DFX_OK && !(s->resources = dfx__resmgr_new())) {
+    dfx__free(s);
+    c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  }
   if (c == DFX_OK && uv_mutex_init(&s->mu)) {
+    dfx__resmgr_free(s->resources);
     dfx__free(s);
     c = dfx__status_set(st, DFX_EINTERNAL, "cannot create a mutex");
   }
@@ -231,6 +239,7 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
     dfx__free(r);
     return c;
   }
+  r->step.resources = s->resources;
   uv_mutex_lock(&s->mu);
   r->next_active = s->active;
   s->active = r;

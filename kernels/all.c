@@ -9,6 +9,7 @@ void dfx__kernels_array(dfx_registry *r);
 void dfx__kernels_gather(dfx_registry *r);
 void dfx__kernels_misc(dfx_registry *r);
 void dfx__kernels_fft(dfx_registry *r);
+void dfx__kernels_queue(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -20,4 +21,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_gather(r);
   dfx__kernels_misc(r);
   dfx__kernels_fft(r);
+  dfx__kernels_queue(r);
 }
