@@ -60,6 +60,11 @@ enum {
    * A loop body runs such nodes every iteration. */
   DFX_KERNEL_FORWARD = 4,
   DFX_KERNEL_STATE_VALUE = 8,
+  /* May wait for another run or node (a dequeue on an empty queue): never
+   * run inline on a thread that has other ready nodes queued behind it
+   * (exec/policy.h keeps it on the pool), so it cannot hold up the node
+   * it waits for. */
+  DFX_KERNEL_BLOCKING = 16,
 };
 
 typedef struct dfx_kernel_def {

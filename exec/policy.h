@@ -54,6 +54,10 @@ static inline bool dfx__policy_runs_inline(const dfx_plan *p, bool have_pool, in
 /* Whether to time this execution of a not-always-cheap kernel; `rng` is the
  * running thread's xorshift32 state. */
 static inline bool dfx__policy_should_time(const dfx_plan *p, int node, uint32_t *rng) {
+  /* A blocking kernel keeps its expensive initial estimate: it always goes
+   * to the pool, whatever one wait measured. */
+  const dfx_kernel_def *k = p->nodes[node].kernel;
+  if (k && (k->flags & DFX_KERNEL_BLOCKING)) return false;
   uint32_t r = *rng;
   r ^= r << 13;
   r ^= r >> 17;

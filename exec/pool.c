@@ -96,7 +96,7 @@ static void worker(void *arg) {
     item it;
     if (pop(p, &it)) {
       uv_mutex_unlock(&p->mu);
-      dfx__run_process(it.run, it.t, id);
+      dfx__run_process(it.run, &it.t, 1, id);
       uv_mutex_lock(&p->mu);
       continue;
     }
@@ -229,7 +229,7 @@ void dfx__pool_help(dfx_pool *p, dfx_run *r) {
     item it;
     if (pop(p, &it)) {
       uv_mutex_unlock(&p->mu);
-      dfx__run_process(it.run, it.t, 0);
+      dfx__run_process(it.run, &it.t, 1, 0);
       uv_mutex_lock(&p->mu);
       continue;
     }

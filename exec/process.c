@@ -200,9 +200,16 @@ static void drop_outputs(dfx_tensor **out, int n) {
     }
 }
 
-void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
+void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n_first, int worker) {
   inline_q q = {.v = NULL, .cap = 32};
   q.v = q.small;
+  for (int i = 1; i < n_first; i++)
+    if (q_push(&q, first[i])) {
+      /* Counted out at once: the first node is still outstanding, so the
+       * run cannot end here. */
+      dfx__run_fail(r, DFX_ENOMEM, "out of memory queueing node '%s'", r->plan->flow.nodes[first[i].node].name);
+      __atomic_sub_fetch(&r->outstanding, 1, __ATOMIC_ACQ_REL);
+    }
   dfx_status msg;
   dfx_ready ready;
   dfx__ready_init(&ready, &msg);
@@ -211,7 +218,7 @@ void dfx__run_process(dfx_run *r, dfx_tagged first, int worker) {
   const dfx_plan *const plan = r->plan;
   unsigned ticks = 0;
   uint32_t rng = 2463534242u + (uint32_t)worker; /* xorshift32 state for sampling kernel times */
-  dfx_tagged t = first;
+  dfx_tagged t = first[0];
   for (;;) {
     const dfx_fnode *n = &plan->flow.nodes[t.node];
     ready.n = 0;

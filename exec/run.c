@@ -87,13 +87,16 @@ void dfx__run_start(dfx_run *r) {
     return;
   }
   /* All roots count as outstanding before any of them runs; expensive ones
-   * go to the pool, the rest run here one after another. */
+   * go to the pool, the rest run here, queued together (dfx__run_process
+   * says why not one after another). */
   r->outstanding = ready.n;
+  int n_here = 0;
   for (int i = 0; i < ready.n; i++) {
     if (!dfx__policy_runs_inline(r->plan, r->pool != NULL, ready.v[i].node, false) &&
         dfx__pool_post(r->pool, r, ready.v[i], true) == DFX_OK) continue;
-    dfx__run_process(r, ready.v[i], 0);
+    ready.v[n_here++] = ready.v[i];
   }
+  if (n_here > 0) dfx__run_process(r, ready.v, n_here, 0);
   dfx__ready_free(&ready);
   if (r->pool) dfx__pool_help(r->pool, r);
 }

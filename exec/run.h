@@ -53,8 +53,12 @@ void dfx__run_destroy(dfx_run *r);
 /* Records the first error and cancels the run. */
 void dfx__run_fail(dfx_run *r, dfx_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* ---- process.c ---- */
-/* Runs `t` and everything it makes ready inline on this thread. */
-void dfx__run_process(dfx_run *r, dfx_tagged t, int worker);
+/* Runs first[0..n-1] (n >= 1, each already counted in `outstanding`) and
+ * everything they make ready inline on this thread. Taking the inline roots
+ * together matters: with all of them queued here, a node that may block (a
+ * queue dequeue) goes to the pool instead of waiting here in front of a
+ * root that would unblock it. */
+void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n, int worker);
 /* "(root)" for the root frame, else the frame's name: for messages. */
 const char *dfx__run_frame_label(const dfx_frame *f);
 

@@ -33,7 +33,7 @@ struct dfx_session {
   dfx_plan **plans;
   int n_plans, cap_plans;
   dfx_run *active;
-  dfx_resmgr *res;                      /* resources shared by all runs (lookup tables), freed last */
+  dfx_resmgr *res;                      /* resources shared by all runs (tables, queues), freed last */
   bool counted;                         /* holds one of g->n_sessions */
 };
 

@@ -11,6 +11,8 @@ void dfx__kernels_misc(dfx_registry *r);
 void dfx__kernels_sparse(dfx_registry *r);
 void dfx__kernels_extra(dfx_registry *r);
 void dfx__kernels_strings(dfx_registry *r);
+void dfx__kernels_fft(dfx_registry *r);
+void dfx__kernels_queue(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -24,4 +26,6 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_sparse(r);
   dfx__kernels_extra(r);
   dfx__kernels_strings(r);
+  dfx__kernels_fft(r);
+  dfx__kernels_queue(r);
 }
