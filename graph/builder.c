@@ -199,7 +199,8 @@ static dfx_code route_input(dfx_builder *b, int ctx, const char *in, const char 
     return dfx__builder_fail(b, st, DFX_EINVAL,
                              "builder: control input '%s' comes from %s and cannot reach %s; add the dependency "
                              "outside the loop",
-                             in, dfx__builder_ctx_name(b, pc, d1, sizeof d1), dfx__builder_ctx_name(b, ctx, d2, sizeof d2));
+                             in, dfx__builder_ctx_name(b, pc, d1, sizeof d1),
+                             dfx__builder_ctx_name(b, ctx, d2, sizeof d2));
   }
   if (pc == ctx) *inner_ctrl = true;
   return DFX_OK;

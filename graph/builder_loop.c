@@ -142,7 +142,8 @@ dfx_code dfx__builder_import(dfx_builder *b, int ctx, const char *tensor, const 
                              dfx__builder_ctx_name(b, pc, d1, sizeof d1), dfx__builder_ctx_name(b, ctx, d2, sizeof d2),
                              b->ctxs[pc].kind == DFX_BCTX_LOOP ? " (use the loop's Exit outputs)" : "");
   }
-  const char *key = slot ? dfx__arena_printf(&b->arena, "%s:%d", dfx_bnode_name(b->nodes[p]), slot) : dfx_bnode_name(b->nodes[p]);
+  const char *pname = dfx_bnode_name(b->nodes[p]);
+  const char *key = slot ? dfx__arena_printf(&b->arena, "%s:%d", pname, slot) : pname;
   if (!key) return OOM(b, st);
   for (int i = 0; i < b->ctxs[ctx].n_imports; i++)
     if (strcmp(b->ctxs[ctx].imports[i].from, key) == 0) {
@@ -162,7 +163,8 @@ dfx_code dfx__builder_import(dfx_builder *b, int ctx, const char *tensor, const 
     const char *name = dfx__builder_unique(b, base, st);
     if (!name) return OOM(b, st);
     if ((c = dfx__builder_raw(b, "Enter", name, &outer, 1, ctx, &n, st)) != DFX_OK) return c;
-    if (dfx_bnode_attr_string(n, "frame_name", cx->frame) != DFX_OK || dfx_bnode_attr_bool(n, "is_constant", 1) != DFX_OK ||
+    if (dfx_bnode_attr_string(n, "frame_name", cx->frame) != DFX_OK ||
+        dfx_bnode_attr_bool(n, "is_constant", 1) != DFX_OK ||
         dfx_bnode_attr_int(n, "parallel_iterations", cx->parallel_iterations) != DFX_OK)
       return dfx__status_copy(st, &b->err);
     to = name;

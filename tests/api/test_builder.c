@@ -1,7 +1,9 @@
-/* test_builder.c - the graph builder (core/builder.c): nodes and attrs,
- * inference of type attrs, validation at finalisation, serialisation round
- * trips, sticky errors, allocation failures, and one builder-made session
- * run from several threads. The while/cond helpers are tested in
+/* test_builder.c - the graph builder (graph/builder*.c): nodes, scopes and
+ * attrs, inference of type attrs (inputs before defaults), validation at
+ * finalisation, the builder's graph being what export writes, handles
+ * across node-array growth, serialisation round trips, sticky errors,
+ * allocation failures, and one builder-made session run from several
+ * threads. The while/cond helpers and forward references are tested in
  * test_builder_loops.c. */
 #include <criterion/criterion.h>
 #include <pthread.h>

@@ -1,6 +1,7 @@
 /* test_builder_loops.c - the builder's while and cond helpers: TF1's
  * lowering, invariants through nested frames, conds inside loops and loops
- * inside conds, and misuse of the helpers. */
+ * inside conds, misuse of the helpers and the scope inside them; and a
+ * loop written node by node, whose back edge names a node added later. */
 #include <criterion/criterion.h>
 #include <string.h>
 
