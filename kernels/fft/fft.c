@@ -135,7 +135,7 @@ static dfx_code real_dims(dfx_kctx *ctx, int rank, bool forward, int64_t *L, int
 
 static dfx_code rfft(dfx_kctx *ctx, int rank) {
   const dfx_tensor *in = ctx->in[0];
-  int64_t L[3], od[DFX_MAX_DIMS];
+  int64_t L[3] = {0}, od[DFX_MAX_DIMS];
   if (real_dims(ctx, rank, true, L, od)) return ctx->st->code;
   bool f32 = in->dtype == DFX_F32;
   int nd = in->ndims;
@@ -171,7 +171,7 @@ static dfx_code rfft(dfx_kctx *ctx, int rank) {
 
 static dfx_code irfft(dfx_kctx *ctx, int rank) {
   const dfx_tensor *in = ctx->in[0];
-  int64_t L[3], od[DFX_MAX_DIMS], wd[DFX_MAX_DIMS];
+  int64_t L[3] = {0}, od[DFX_MAX_DIMS], wd[DFX_MAX_DIMS];
   if (real_dims(ctx, rank, false, L, od)) return ctx->st->code;
   bool f32 = in->dtype == DFX_C64;
   int nd = in->ndims;

@@ -64,8 +64,8 @@ static dfx_code store_path(dfx_kctx *ctx, int top, int p, int64_t batch, const s
 }
 
 static dfx_code greedy_kernel(dfx_kctx *ctx) {
-  int64_t max_time, batch;
-  int32_t classes;
+  int64_t max_time = 0, batch = 0; /* set by validate; zeroed for -O3 -Werror's flow analysis */
+  int32_t classes = 0;
   dfx_code code = validate(ctx, &max_time, &batch, &classes);
   if (code) return code;
   dfx_dtype dt = (dfx_dtype)ctx->in[0]->dtype;
@@ -98,8 +98,8 @@ static dfx_code greedy_kernel(dfx_kctx *ctx) {
 }
 
 static dfx_code beam_kernel(dfx_kctx *ctx) {
-  int64_t max_time, batch;
-  int32_t classes;
+  int64_t max_time = 0, batch = 0; /* set by validate; zeroed for -O3 -Werror's flow analysis */
+  int32_t classes = 0;
   dfx_code code = validate(ctx, &max_time, &batch, &classes);
   if (code) return code;
   dfx_dtype dt = (dfx_dtype)ctx->in[0]->dtype;
