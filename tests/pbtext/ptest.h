@@ -60,10 +60,12 @@ static inline char *slurp(const char *path, size_t *len) {
   return b;
 }
 
+/* A file of the external conformance corpus (tests/meson.build finds it);
+ * skips the calling test, visibly, when the corpus is absent. */
 static inline void conf_path(char *out, size_t n, const char *sub, const char *name) {
-  const char *root = getenv("DFX_SOURCE_ROOT");
-  cr_assert(root, "DFX_SOURCE_ROOT is not set");
-  snprintf(out, n, "%s/../shared/conformance/%s/%s", root, sub, name);
+  const char *root = getenv("DFX_CONFORMANCE_DIR");
+  if (!root || !*root) cr_skip_test("no conformance corpus (configure with -Dconformance_dir=DIR)");
+  snprintf(out, n, "%s/%s/%s", root, sub, name);
 }
 
 static inline ProtobufCMessage *parse_ok(const ProtobufCMessageDescriptor *d, const char *text) {
