@@ -20,7 +20,7 @@ cli_result cli_run(const char *const *args);
 void cli_result_free(cli_result *r);
 
 /* Paths (static buffers, one per call site kind). */
-const char *cli_conformance(const char *name); /* ../shared/conformance/tf-text/NAME */
+const char *cli_conformance(const char *name); /* <corpus>/tf-text/NAME; skips the test without a corpus */
 const char *cli_data(const char *name);        /* tests/cli/data/NAME */
 /* A path inside a fresh temporary directory of this test process; the
  * returned buffer is reused after 32 calls. */

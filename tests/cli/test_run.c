@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_harness.h"
 #include "dtype.h"
@@ -369,5 +370,49 @@ Test(run, target_runs_without_fetches, .timeout = 30) {
   cli_result_free(&r);
   r = RUN(cli_data("feeds.pbtxt"), "--target", "nothere");
   cr_assert_eq(r.status, 1);
+  cli_result_free(&r);
+}
+
+/* Unknown names suggest the closest node, for --fetch, --target and --feed. */
+Test(run, unknown_names_suggest_the_closest_node, .timeout = 30) {
+  const char *g = cli_data("shift_loop.pbtxt");
+  cli_result r = RUN(g, "--fetch", "while/LopCond");
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "no node named 'while/LopCond' in the graph (did you mean 'while/LoopCond'?)"), "%s", r.err);
+  cli_result_free(&r);
+  r = RUN(g, "--target", "while/Idenity");
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "--target: no node named 'while/Idenity'") && strstr(r.err, "did you mean 'while/Identity"),
+            "%s", r.err);
+  cli_result_free(&r);
+  r = RUN(g, "--feed", "bitz=1");
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "--feed: no node named 'bitz' in the graph (did you mean 'bits'?)"), "%s", r.err);
+  cli_result_free(&r);
+}
+
+/* --output-dir is made (mkdir -p) and checked before the graph is read, so a
+ * bad directory fails at once and a good one exists even if the run fails. */
+Test(run, output_dir_is_prepared_before_the_run, .timeout = 30) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/a/b/c", cli_tmp("outdir_nested"));
+  cli_result r = RUN("no-such-graph.pb", "--output-dir", dir);
+  cr_assert_eq(r.status, 1);
+  struct stat sb;
+  cr_assert(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode), "%s was not created", dir);
+  cli_result_free(&r);
+  const char *file = cli_tmp("outdir_is_a_file");
+  cr_assert(cli_write(file, "x", 1));
+  r = RUN(cli_data("shift_loop.pbtxt"), "--output-dir", file);
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "is not a directory"), "%s", r.err);
+  cr_assert(!strstr(r.out, "while/Exit"), "the run went ahead: %s", r.out);
+  cli_result_free(&r);
+}
+
+Test(run, version_names_the_library, .timeout = 30) {
+  cli_result r = RUN("--version");
+  cr_assert_eq(r.status, 0);
+  cr_assert(strncmp(r.out, "dfexec ", 7) == 0 && strchr(r.out + 7, '.'), "%s", r.out);
   cli_result_free(&r);
 }

@@ -141,7 +141,7 @@ static inline const Tensorflow__AttrValue *find_attr(const Tensorflow__NodeDef *
   return NULL;
 }
 
-/* Parses ../shared/conformance/tf-text/<name>.pbtxt; fails the test if it does not. */
+/* Parses <corpus>/tf-text/<name>.pbtxt; fails the test if it does not (skips without a corpus). */
 static inline Tensorflow__GraphDef *load_tf_text(const char *name) {
   char path[1024], file[256];
   size_t len;

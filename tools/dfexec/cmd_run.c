@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -213,6 +214,41 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* `mkdir -p DIR` and a writability check, before the graph is even read:
+ * a long run must not end in "cannot create output directory". */
+static bool prepare_output_dir(const char *dir) {
+  size_t n = strlen(dir);
+  char *path = malloc(n + 1);
+  if (!path) {
+    dfx__cli_error("out of memory");
+    return false;
+  }
+  memcpy(path, dir, n + 1);
+  bool ok = true;
+  for (size_t i = 1; ok && i <= n; i++) {
+    if (path[i] != '/' && path[i] != 0) continue;
+    char c = path[i];
+    path[i] = 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
+      dfx__cli_error("--output-dir: cannot create '%s': %s", path, strerror(errno));
+      ok = false;
+    }
+    path[i] = c;
+  }
+  free(path);
+  struct stat sb;
+  if (ok && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+    dfx__cli_error("--output-dir: '%s' is not a directory", dir);
+    ok = false;
+  }
+  if (ok && access(dir, W_OK | X_OK) != 0) {
+    dfx__cli_error("--output-dir: cannot write to '%s': %s", dir, strerror(errno));
+    ok = false;
+  }
+  return ok;
+}
+
 static bool write_npys(const char *dir, const dfx_cli_port *fetches, dfx_tensor **vals, int n) {
   struct stat sb;
   if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0) {
@@ -271,6 +307,7 @@ int dfx__cmd_run(int argc, char **argv) {
     dfx__cli_error("out of memory");
     goto fail;
   }
+  if (a.output_dir && !prepare_output_dir(a.output_dir)) goto fail;
   if (dfx_graph_load(a.graph, &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
@@ -311,7 +348,9 @@ int dfx__cmd_run(int argc, char **argv) {
   for (int i = 0; i < n_fetches; i++) {
     int id = dfx__graph_find(g, fetches[i].node, (size_t)-1);
     if (id < 0) {
-      dfx__cli_error("--fetch: no node named '%s' in the graph", fetches[i].node);
+      char hint[DFX_SUGGEST_MAX];
+      dfx__cli_error("--fetch: no node named '%s' in the graph%s", fetches[i].node,
+                     dfx__graph_suggest(g, fetches[i].node, hint, sizeof hint));
       goto fail;
     }
     if (fetches[i].index >= g->nodes[id].n_out) {
@@ -324,7 +363,9 @@ int dfx__cmd_run(int argc, char **argv) {
   }
   for (int i = 0; i < a.n_targets; i++) {
     if ((roots[n_fetches + i] = dfx__graph_find(g, a.targets[i], (size_t)-1)) < 0) {
-      dfx__cli_error("--target: no node named '%s' in the graph", a.targets[i]);
+      char hint[DFX_SUGGEST_MAX];
+      dfx__cli_error("--target: no node named '%s' in the graph%s", a.targets[i],
+                     dfx__graph_suggest(g, a.targets[i], hint, sizeof hint));
       goto fail;
     }
   }

@@ -368,7 +368,9 @@ int dfx__feed_parse(const dfx_graph *g, const char *arg, dfx_cli_port *port, dfx
     return dfx__cli_usage("run", "--feed '%s': expected NAME[:K]=@FILE.npy or NAME[:K]=LITERAL", arg);
   int id = dfx__graph_find(g, port->node, (size_t)-1);
   if (id < 0) {
-    dfx__cli_error("--feed: no node named '%s' in the graph", port->node);
+    char hint[DFX_SUGGEST_MAX];
+    dfx__cli_error("--feed: no node named '%s' in the graph%s", port->node,
+                   dfx__graph_suggest(g, port->node, hint, sizeof hint));
     return DFX_EXIT_ERROR;
   }
   const dfx_node *n = &g->nodes[id];

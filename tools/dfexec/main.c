@@ -16,6 +16,7 @@ static const char main_help[] =
     "       dfexec optimize IN -o OUT      run the graph optimisation passes, write the result\n"
     "       dfexec ops                     every op with a kernel and its dtypes\n"
     "       dfexec COMMAND --help          help for one command\n"
+    "       dfexec --version               the library's version\n"
     "\n"
     "GRAPH is a binary (.pb) or text (.pbtxt) GraphDef. Exit status: 0 on success,\n"
     "1 on a graph or run error, 2 on a usage error.\n";
@@ -58,6 +59,11 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
     fputs(main_help, stdout);
+    return DFX_EXIT_OK;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+    /* The library's version, not the header's: what actually runs. */
+    printf("dfexec %s\n", dfx_version());
     return DFX_EXIT_OK;
   }
   /* Subcommands see argv[0] = their own name, as getopt expects. */
