@@ -416,3 +416,23 @@ Test(run, version_names_the_library, .timeout = 30) {
   cr_assert(strncmp(r.out, "dfexec ", 7) == 0 && strchr(r.out + 7, '.'), "%s", r.out);
   cli_result_free(&r);
 }
+
+/* Exit codes: a malformed option or a literal that does not parse is a
+ * usage error (2); a value of the wrong shape, ragged or rectangular, or an
+ * unreadable file is an input error (1). */
+Test(run, bad_feed_values_all_exit_1, .timeout = 30) {
+  const char *g = cli_data("feeds.pbtxt");
+  const char *bad[] = {"x=[[1,2],[3]]", "x=[[1,2],[[3,4]]]", "x=[1,2,3]", "x=[[1,2,3]]", "x=@/no/such/file.npy"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cli_result r = RUN(g, "--feed", bad[i], "--feed", "u=1");
+    cr_expect_eq(r.status, 1, "--feed %s: exit %d, stderr %s", bad[i], r.status, r.err);
+    cr_expect(strstr(r.err, "--feed x"), "%s", r.err);
+    cli_result_free(&r);
+  }
+  cli_result r = RUN(g, "--feed", "x");
+  cr_expect_eq(r.status, 2, "%s", r.err);
+  cli_result_free(&r);
+  r = RUN(g, "--feed", "x=[[1,2],", "--feed", "u=1");
+  cr_expect_eq(r.status, 2, "%s", r.err);
+  cli_result_free(&r);
+}

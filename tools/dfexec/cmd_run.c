@@ -47,7 +47,8 @@ static const char run_help[] =
     "With --stats or --trace every node instance is scheduled and timed, so those\n"
     "runs are slower than plain ones (loops most: their Consts, Identities, Switches\n"
     "and Merges are otherwise run without a trip through the scheduler).\n"
-    "Exit status: 0 success, 1 graph or run error, 2 usage error.\n";
+    "Exit status: 0 success, 1 graph, input or run error (a feed of the wrong\n"
+    "shape, ragged or not), 2 usage error (a bad option or a literal that does not parse).\n";
 
 typedef struct run_args {
   const char *graph;

@@ -171,6 +171,7 @@ typedef struct lit {
   num *vals;
   dfx_str *strs;
   char err[256];
+  bool ragged;                /* the failure is a bad shape (exit 1), not bad syntax (exit 2) */
 } lit;
 
 static void skip_ws(lit *L) {
@@ -280,7 +281,7 @@ static bool parse_value(lit *L, int depth) {
   skip_ws(L);
   if (L->p >= L->end) return lit_fail(L, "unexpected end of literal");
   if (*L->p != '[') {
-    if (L->rank >= 0 && L->rank != depth) return lit_fail(L, "ragged nesting: lists must be rectangular");
+    if (L->rank >= 0 && L->rank != depth) return L->ragged = true, lit_fail(L, "ragged nesting: lists must be rectangular");
     L->rank = depth;
     return parse_scalar(L);
   }
@@ -290,7 +291,8 @@ static bool parse_value(lit *L, int depth) {
   skip_ws(L);
   if (L->p < L->end && *L->p == ']') {
     L->p++;
-    if (L->rank >= 0 && L->rank != depth + 1) return lit_fail(L, "ragged nesting: lists must be rectangular");
+    if (L->rank >= 0 && L->rank != depth + 1)
+      return L->ragged = true, lit_fail(L, "ragged nesting: lists must be rectangular");
     L->rank = depth + 1;
   } else {
     for (;;) {
@@ -308,7 +310,8 @@ static bool parse_value(lit *L, int depth) {
       return lit_fail(L, "expected ',' or ']'");
     }
   }
-  if (L->dim_set[depth] && L->dims[depth] != count) return lit_fail(L, "ragged lists: sizes differ at one depth");
+  if (L->dim_set[depth] && L->dims[depth] != count)
+    return L->ragged = true, lit_fail(L, "ragged lists: sizes differ at one depth");
   L->dim_set[depth] = true;
   L->dims[depth] = count;
   return true;
@@ -320,7 +323,10 @@ static dfx_tensor *literal_tensor(const char *s, dfx_dtype dst, char *err, size_
   dfx_tensor *t = NULL;
   void *buf = NULL;
   *usage = true;
-  if (!parse_value(&L, 0)) goto fail;
+  if (!parse_value(&L, 0)) {
+    *usage = !L.ragged;
+    goto fail;
+  }
   skip_ws(&L);
   if (L.p != L.end) {
     lit_fail(&L, "unexpected text after the value");
@@ -399,6 +405,9 @@ int dfx__feed_parse(const dfx_graph *g, const char *arg, dfx_cli_port *port, dfx
   } else {
     bool usage;
     if (!(*val = literal_tensor(v, want, err, sizeof err, &usage))) {
+      /* A literal that does not parse is a usage error (2); one that parses
+       * to a bad shape (ragged lists) is an input error (1), exactly like a
+       * rectangular value of the wrong shape. */
       if (usage) return dfx__cli_usage("run", "--feed %s: bad literal '%s': %s", port->node, v, err);
       dfx__cli_error("--feed %s: %s", port->node, err);
       return DFX_EXIT_ERROR;
