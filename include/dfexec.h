@@ -231,6 +231,19 @@ DFX_API dfx_dtype dfx_graph_node_output_dtype(const dfx_graph *g, int i, int k);
 DFX_API int dfx_graph_node_num_control_inputs(const dfx_graph *g, int i);
 DFX_API int dfx_graph_node_control_input(const dfx_graph *g, int i, int k);
 
+/* The graph's outputs, as `dfexec info` lists them and `dfexec run` fetches
+ * them by default: root-frame tensors no node consumes (inputs of _Retval
+ * count as outputs; Switch outputs, tf.cond pivots and a Merge's value_index
+ * are left out, since they may be dead). Writes up to `max` ports to `out`
+ * (node names borrowed from g) and returns how many there are in all: call
+ * with out NULL to size the array. -1 when out of memory. Thread-safe. */
+DFX_API int dfx_graph_outputs(const dfx_graph *g, dfx_port *out, int max);
+/* Parses TensorFlow's tensor notation, "node:k" or "node" (output 0), into
+ * *out. The node name is copied into buf (n bytes) and out->node points
+ * there. DFX_EINVAL for an empty name, a non-decimal index or a control
+ * input ("^node"); DFX_ERANGE when buf is too small. */
+DFX_API dfx_code dfx_port_parse(const char *text, char *buf, size_t n, dfx_port *out, dfx_status *st);
+
 /* ---- import options ------------------------------------------------------- */
 
 /* One input remapping for dfx_graph_import_ex: every consumer of tensor

@@ -307,3 +307,57 @@ Test(capi, misuse_of_core_calls_is_einval_or_safe) {
   dfx_graph_free(g);
   dfx_status_free(st);
 }
+
+Test(capi, port_parse_reads_tensor_names) {
+  dfx_status *st = dfx_status_new();
+  char buf[64];
+  dfx_port p;
+  cr_assert_eq(dfx_port_parse("while/Exit:1", buf, sizeof buf, &p, st), DFX_OK, "%s", dfx_status_message(st));
+  cr_assert_str_eq(p.node, "while/Exit");
+  cr_assert_eq(p.index, 1);
+  cr_assert(p.node == buf);
+  cr_assert_eq(dfx_port_parse("output", buf, sizeof buf, &p, st), DFX_OK);
+  cr_assert_str_eq(p.node, "output");
+  cr_assert_eq(p.index, 0);
+  const char *bad[] = {"", ":1", "x:", "x:-1", "x:1a", "^x", "x:99999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cr_expect_eq(dfx_port_parse(bad[i], buf, sizeof buf, &p, st), DFX_EINVAL, "'%s'", bad[i]);
+    cr_expect(strstr(dfx_status_message(st), "tensor name"), "'%s': %s", bad[i], dfx_status_message(st));
+  }
+  cr_assert_eq(dfx_port_parse("a_long_name:0", buf, 4, &p, st), DFX_ERANGE);
+  cr_assert_eq(dfx_port_parse(NULL, buf, sizeof buf, &p, st), DFX_EINVAL);
+  dfx_status_free(st);
+}
+
+/* The graph's outputs by the documented rules: unconsumed root-frame tensors
+ * (z, w, s and the loop's Exit), not the loop's inner nodes, not consumed
+ * ones, not placeholders read by others. */
+Test(capi, graph_outputs_lists_the_sinks) {
+  dfx_status *st = dfx_status_new();
+  dfx_graph *g = NULL;
+  cr_assert_eq(dfx_graph_import(G, strlen(G), &g, st), DFX_OK, "%s", dfx_status_message(st));
+  int n = dfx_graph_outputs(g, NULL, 0);
+  cr_assert_gt(n, 0);
+  dfx_port ports[32];
+  cr_assert_leq(n, 32);
+  cr_assert_eq(dfx_graph_outputs(g, ports, 32), n);
+  bool z = false, w = false, s = false, exit_seen = false;
+  for (int i = 0; i < n; i++) {
+    int id = dfx_graph_node_find(g, ports[i].node);
+    cr_assert_geq(id, 0);
+    cr_expect_str_eq(dfx_graph_node_frame(g, id), strcmp(dfx_graph_node_op(g, id), "Exit") == 0
+                                                       ? dfx_graph_node_frame(g, id) : "");
+    z |= strcmp(ports[i].node, "z") == 0;
+    w |= strcmp(ports[i].node, "w") == 0;
+    s |= strcmp(ports[i].node, "s") == 0;
+    exit_seen |= strcmp(dfx_graph_node_op(g, id), "Exit") == 0;
+    cr_expect(strcmp(ports[i].node, "x") != 0 && strcmp(ports[i].node, "seven") != 0, "%s is consumed",
+              ports[i].node);
+  }
+  cr_expect(z && w && s && exit_seen, "z %d w %d s %d exit %d", z, w, s, exit_seen);
+  /* A short array gets the first ones, and the count is still the total. */
+  cr_assert_eq(dfx_graph_outputs(g, ports, 1), n);
+  cr_assert_eq(dfx_graph_outputs(NULL, ports, 1), 0);
+  dfx_graph_free(g);
+  dfx_status_free(st);
+}

@@ -9,24 +9,22 @@
 bool dfx__port_parse(const char *s, size_t len, dfx_cli_port *out) {
   out->node = NULL;
   out->index = 0;
-  size_t name_len = len;
-  /* A trailing ":digits" is the output index; node names cannot hold ':'. */
-  for (size_t i = len; i > 0; i--) {
-    if (s[i - 1] != ':') continue;
-    if (i == len) return false;
-    long v = 0;
-    for (size_t j = i; j < len; j++) {
-      if (s[j] < '0' || s[j] > '9' || v > 100000000) return false;
-      v = v * 10 + (s[j] - '0');
-    }
-    out->index = (int)v;
-    name_len = i - 1;
-    break;
+  /* The library's parser, on a copy (the CLI passes "NAME[:K]=VALUE" parts). */
+  char *text = malloc(len + 1), *name = malloc(len + 1);
+  dfx_port p;
+  bool ok = text && name;
+  if (ok) {
+    memcpy(text, s, len);
+    text[len] = 0;
+    ok = dfx_port_parse(text, name, len + 1, &p, NULL) == DFX_OK;
   }
-  if (name_len == 0) return false;
-  if (!(out->node = malloc(name_len + 1))) return false;
-  memcpy(out->node, s, name_len);
-  out->node[name_len] = 0;
+  free(text);
+  if (!ok) {
+    free(name);
+    return false;
+  }
+  out->node = name;
+  out->index = p.index;
   return true;
 }
 
@@ -79,73 +77,21 @@ const dfx_shape *dfx__output_shape(const dfx_node *n, int k, dfx_shape *tmp, int
   return NULL;
 }
 
-/* Whether output `k` of node `n` is used by a node other than a _Retval. */
-static bool consumed(const dfx_graph *g, const dfx_node *n, int k) {
-  for (int e = 0; e < n->n_edges; e++) {
-    const dfx_edge *ed = &n->edges[e];
-    if (ed->dst_slot >= 0 && ed->src_slot == k && strcmp(g->nodes[ed->dst].op, "_Retval") != 0) return true;
-  }
-  return false;
-}
-
-static bool is_switch(const dfx_node *n) {
-  return n->ctrl == DFX_CTRL_SWITCH || strcmp(n->op, "_SwitchN") == 0;
-}
-
-/* Marks the nodes whose outputs may be dead in a run: those downstream (by
- * data or control edges) of a Switch without a Merge or Exit in between.
- * The graph may have cycles, so this iterates to a fixed point. */
-static void mark_conditional(const dfx_graph *g, bool *cond) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int i = 0; i < g->n_nodes; i++) {
-      const dfx_node *n = &g->nodes[i];
-      bool c = is_switch(n);
-      if (n->ctrl != DFX_CTRL_MERGE && n->ctrl != DFX_CTRL_EXIT)
-        for (int k = 0; !c && k < n->n_in + n->n_ctrl; k++) c = cond[n->in[k].node];
-      if (c && !cond[i]) cond[i] = changed = true;
-    }
-  }
-}
-
-/* The rules: a tensor is a default output when no node consumes it (a
- * _Retval counts as a graph output, not a consumer), its node runs in the
- * root frame (an Exit counts as being in its loop's parent frame), and it
- * cannot be dead: tensors behind a Switch that no Merge joins again (the
- * Switch outputs themselves, tf.cond pivots and the constants hung on them)
- * are left out, and so is a Merge's value_index. Ops without outputs (NoOp,
- * Assert, _Retval) are sinks and never outputs. */
-static bool is_default_output(const dfx_graph *g, const dfx_node *n, int k, const bool *cond) {
-  int frame = n->ctrl == DFX_CTRL_EXIT ? g->frames[n->frame].parent : n->frame;
-  if (frame != 0 || consumed(g, n, k) || cond[n->id]) return false;
-  return !(n->ctrl == DFX_CTRL_MERGE && k == 1);
-}
-
 dfx_cli_port *dfx__graph_outputs(const dfx_graph *g, int *n_out) {
-  int n = 0, cap = 8;
-  dfx_cli_port *v = malloc(sizeof *v * (size_t)cap);
-  bool *cond = calloc((size_t)g->n_nodes + 1, 1);
-  if (!v || !cond) goto fail;
-  mark_conditional(g, cond);
-  for (int i = 0; i < g->n_nodes; i++) {
-    const dfx_node *n_ = &g->nodes[i];
-    for (int k = 0; k < n_->n_out; k++) {
-      if (!is_default_output(g, n_, k, cond)) continue;
-      if (n == cap) {
-        dfx_cli_port *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
-        if (!nv) goto fail;
-        v = nv;
-      }
-      if (!(v[n].node = strdup(n_->name))) goto fail;
-      v[n++].index = k;
-    }
+  int n = dfx_graph_outputs(g, NULL, 0);
+  dfx_port *ports = n >= 0 ? malloc(sizeof *ports * ((size_t)n + 1)) : NULL;
+  dfx_cli_port *v = ports ? calloc((size_t)n + 1, sizeof *v) : NULL;
+  if (!v || dfx_graph_outputs(g, ports, n) != n) goto fail;
+  for (int i = 0; i < n; i++) {
+    if (!(v[i].node = strdup(ports[i].node))) goto fail;
+    v[i].index = ports[i].index;
   }
-  free(cond);
+  free(ports);
   *n_out = n;
   return v;
 fail:
-  free(cond);
-  dfx__ports_free(v, n);
+  free(ports);
+  dfx__ports_free(v, n > 0 ? n : 0);
   return NULL;
 }
 
