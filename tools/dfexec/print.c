@@ -311,6 +311,50 @@ void dfx__json_string(FILE *f, const char *s, size_t len) {
   fputc('"', f);
 }
 
+/* Whether s[0..len) is valid UTF-8 (no overlongs, surrogates or code
+ * points past U+10FFFF). */
+static bool valid_utf8(const unsigned char *u, size_t len) {
+  for (size_t i = 0; i < len;) {
+    unsigned c = u[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k = c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    if (k == 0 || i + k > len) return false;
+    uint32_t cp = c & (0x7f >> k);
+    for (size_t j = 1; j < k; j++) {
+      if ((u[i + j] & 0xc0) != 0x80) return false;
+      cp = cp << 6 | (u[i + j] & 0x3f);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp < 0xe000))
+      return false;
+    i += k;
+  }
+  return true;
+}
+
+/* A string element: a JSON string when it is text (valid UTF-8), else
+ * {"base64": "..."} so that bytes and characters can never be confused
+ * (the byte 0xE9 and the character U+00E9 would both print as "\u00e9"). */
+static void json_bytes(FILE *f, const char *s, size_t len) {
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const unsigned char *u = (const unsigned char *)s;
+  if (valid_utf8(u, len)) {
+    dfx__json_string(f, s, len);
+    return;
+  }
+  fputs("{\"base64\": \"", f);
+  for (size_t i = 0; i < len; i += 3) {
+    uint32_t v = (uint32_t)u[i] << 16 | (i + 1 < len ? (uint32_t)u[i + 1] << 8 : 0) | (i + 2 < len ? u[i + 2] : 0);
+    fputc(b64[v >> 18 & 63], f);
+    fputc(b64[v >> 12 & 63], f);
+    fputc(i + 1 < len ? b64[v >> 6 & 63] : '=', f);
+    fputc(i + 2 < len ? b64[v & 63] : '=', f);
+  }
+  fputs("\"}", f);
+}
+
 static void json_float(FILE *f, double x, bool single) {
   if (isnan(x)) {
     fputs("\"nan\"", f);
@@ -338,7 +382,7 @@ static void json_values(FILE *f, const dfx_tensor *t) {
     } else if (dt == DFX_STRING) {
       size_t len;
       const char *s = dfx_tensor_string(t, i, &len);
-      dfx__json_string(f, s, len);
+      json_bytes(f, s, len);
     } else if (dfx__dtype_is_complex(dt)) {
       fputc('[', f);
       json_float(f, elem_f64(t, i), dt == DFX_C64);
