@@ -243,6 +243,14 @@ DFX_API int dfx_graph_outputs(const dfx_graph *g, dfx_port *out, int max);
  * there. DFX_EINVAL for an empty name, a non-decimal index or a control
  * input ("^node"); DFX_ERANGE when buf is too small. */
 DFX_API dfx_code dfx_port_parse(const char *text, char *buf, size_t n, dfx_port *out, dfx_status *st);
+/* A copy of g with TensorFlow's graph-level random seed `seed` applied: every
+ * random op whose seed and seed2 attrs are both 0 (TF's "nondeterministic",
+ * what a frozen graph holds for ops the user did not seed) gets seed =
+ * `seed` and a seed2 derived from its node name, so runs repeat exactly;
+ * explicitly seeded ops keep their seeds. *out is new (free with
+ * dfx_graph_free); *n_seeded (may be NULL) counts the ops changed. Borrows
+ * g. DFX_EINVAL, DFX_ENOMEM. */
+DFX_API dfx_code dfx_graph_seed(const dfx_graph *g, int64_t seed, dfx_graph **out, int *n_seeded, dfx_status *st);
 
 /* ---- import options ------------------------------------------------------- */
 

@@ -459,3 +459,37 @@ Test(run, json_is_lossless_for_big_ints_and_bytes, .timeout = 30) {
   cr_assert(strstr(r.out, "[{\"base64\": \"6XTDqQ==\"}, \"ok\", \"\xc3\xa9\"]"), "%s", r.out);
   cli_result_free(&r);
 }
+
+/* --seed N: unseeded random ops repeat exactly and change with N; an op with
+ * its own seeds keeps them (TF's graph-level seed rule). */
+Test(run, seed_makes_unseeded_random_ops_repeat, .timeout = 30) {
+  const char *g = cli_tmp("random.pbtxt");
+  const char *text =
+      "node { name: \"shape\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\""
+      " value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 4 } } } }\n"
+      "node { name: \"free\" op: \"RandomUniform\" input: \"shape\" attr { key: \"T\" value { type: DT_INT32 } }"
+      " attr { key: \"dtype\" value { type: DT_FLOAT } } }\n"
+      "node { name: \"fixed\" op: \"RandomUniform\" input: \"shape\" attr { key: \"T\" value { type: DT_INT32 } }"
+      " attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"seed\" value { i: 5 } }"
+      " attr { key: \"seed2\" value { i: 7 } } }\n";
+  cr_assert(cli_write(g, text, strlen(text)));
+  cli_result a = RUN(g, "--seed", "42", "--fetch", "free", "--fetch", "fixed");
+  cli_result b = RUN(g, "--seed", "42", "--fetch", "free", "--fetch", "fixed");
+  cli_result c = RUN(g, "--seed", "43", "--fetch", "free", "--fetch", "fixed");
+  cli_result d = RUN(g, "--fetch", "free", "--fetch", "fixed");
+  cr_assert(a.status == 0 && b.status == 0 && c.status == 0 && d.status == 0, "%s%s%s%s", a.err, b.err, c.err, d.err);
+  cr_assert_str_eq(a.out, b.out);
+  char *fa = strstr(a.out, "fixed:0"), *fc = strstr(c.out, "fixed:0"), *fd = strstr(d.out, "fixed:0");
+  cr_assert(fa && fc && fd);
+  cr_expect_str_eq(fa, fc, "an explicitly seeded op must keep its seeds");
+  cr_expect_str_eq(fa, fd);
+  *fa = *fc = 0;
+  cr_expect_str_neq(a.out, c.out, "another graph seed must give other numbers");
+  cli_result_free(&a);
+  cli_result_free(&b);
+  cli_result_free(&c);
+  cli_result_free(&d);
+  cli_result r = RUN(g, "--seed", "x");
+  cr_assert_eq(r.status, 2);
+  cli_result_free(&r);
+}

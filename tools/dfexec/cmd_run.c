@@ -43,7 +43,8 @@ static const char run_help[] =
     "  --trace FILE.json           Chrome trace of the (last) run, for chrome://tracing\n"
     "                              or Perfetto\n"
     "  --timeout SECONDS           fail a run that takes longer\n"
-    "  --max-iterations N          fail when a loop frame runs more iterations\n"
+    "  --max-iterations N          fail when a loop frame runs more iterations\n"    "  --seed N                    graph-level random seed (TF's set_random_seed): random\n"
+    "                              ops the graph left unseeded repeat exactly\n"
     "  --help                      this help\n"
     "\n"
     "With --format json, timings and statistics go to stderr so stdout stays JSON.\n"
@@ -59,12 +60,13 @@ typedef struct run_args {
   int n_feeds, n_fetches, n_targets;
   bool json, stats;
   const char *output_dir, *trace_path, *optimize;
-  long long threads, repeat, max_iterations;
+  long long threads, repeat, max_iterations, seed;
+  bool has_seed;
   double timeout;
 } run_args;
 
 enum { OPT_FEED = 256, OPT_FETCH, OPT_TARGET, OPT_FORMAT, OPT_OUTDIR, OPT_THREADS, OPT_REPEAT, OPT_STATS,
-       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_HELP };
+       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_SEED, OPT_HELP };
 
 static const struct option run_opts[] = {
     {"feed", required_argument, NULL, OPT_FEED},          {"fetch", required_argument, NULL, OPT_FETCH},
@@ -73,6 +75,7 @@ static const struct option run_opts[] = {
     {"repeat", required_argument, NULL, OPT_REPEAT},      {"stats", no_argument, NULL, OPT_STATS},
     {"trace", required_argument, NULL, OPT_TRACE},        {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"max-iterations", required_argument, NULL, OPT_MAXITER}, {"optimize", required_argument, NULL, OPT_OPTIMIZE},
+    {"seed", required_argument, NULL, OPT_SEED},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -127,6 +130,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
     case OPT_MAXITER:
       if (!dfx__cli_parse_int(optarg, &a->max_iterations) || a->max_iterations < 1)
         return dfx__cli_usage("run", "--max-iterations needs a positive number, not '%s'", optarg);
+      break;
+    case OPT_SEED:
+      if (!dfx__cli_parse_int(optarg, &a->seed))
+        return dfx__cli_usage("run", "--seed needs a non-negative integer, not '%s'", optarg);
+      a->has_seed = true;
       break;
     case 'h':
     case OPT_HELP: fputs(run_help, stdout); return DFX_EXIT_OK;
@@ -315,6 +323,15 @@ int dfx__cmd_run(int argc, char **argv) {
   if (dfx_graph_load(a.graph, &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
+  }
+  if (a.has_seed) {
+    dfx_graph *seeded;
+    if (dfx_graph_seed(g, a.seed, &seeded, NULL, st) != DFX_OK) {
+      dfx__cli_error("--seed: %s", dfx_status_message(st));
+      goto fail;
+    }
+    dfx_graph_free(g);
+    g = seeded;
   }
 
   /* Feeds, converted to the dtype their port produces. */
