@@ -26,6 +26,11 @@ sed "s|^prefix=.*|prefix=$root$prefix|" "$root$libdir/pkgconfig/dfexec.pc" > "$t
 export PKG_CONFIG_PATH="$tmp/pc"
 echo "pkg-config dfexec $(pkg-config --modversion dfexec): $(pkg-config --cflags --libs dfexec)"
 echo "static: $(pkg-config --static --libs dfexec)"
+# dfexec.h needs nothing but its own directory: no dependency's include
+# directories or defines may reach a user's compile line.
+cflags=$(pkg-config --cflags dfexec)
+[ "$cflags" = "-I$root$prefix/include" ] || [ "$cflags" = "-I$root$prefix/include " ] ||
+  { echo "install_test: pkg-config --cflags dfexec leaks '$cflags'" >&2; exit 1; }
 
 extra=""
 [ "$san" = none ] || extra="-fsanitize=$san"
