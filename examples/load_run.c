@@ -1,9 +1,10 @@
 /* load_run.c - load a frozen TensorFlow 1.x graph, feed its placeholders
- * from the command line, run one fetch and print it.
+ * from the command line, run it and print the fetched tensors.
  *
- *   load_run GRAPH FETCH [NAME=v1,v2,...[@d0xd1...]] ...
+ *   load_run GRAPH [FETCH] [NAME=v1,v2,...[@d0xd1...]] ...
  *
- * GRAPH is a .pb or .pbtxt GraphDef, FETCH a tensor ("node" or "node:k").
+ * GRAPH is a .pb or .pbtxt GraphDef, FETCH a tensor ("node" or "node:k");
+ * without one it fetches the graph's outputs (dfx_graph_outputs).
  * Each feed gives a placeholder's values; the element type comes from the
  * placeholder and the shape from "@2x3", else from the placeholder when it
  * is fully known, else a vector of the values given ("@" alone: a scalar).
@@ -18,18 +19,6 @@
 static int fail(const char *what, dfx_code c, const dfx_status *st) {
   fprintf(stderr, "load_run: %s: %s: %s\n", what, dfx_code_name(c), dfx_status_message(st));
   return 1;
-}
-
-/* "name:k" into a port; `buf` keeps the name. */
-static dfx_port port_of(const char *s, char *buf, size_t n) {
-  snprintf(buf, n, "%s", s);
-  dfx_port p = {buf, 0};
-  char *colon = strrchr(buf, ':');
-  if (colon && colon[1] >= '0' && colon[1] <= '9') {
-    *colon = 0;
-    p.index = atoi(colon + 1);
-  }
-  return p;
 }
 
 /* Parses "v1,v2,...[@d0xd1]" as a tensor of `ph`'s dtype. NULL on error. */
@@ -98,35 +87,52 @@ static void print_tensor(const char *name, const dfx_tensor *t) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s GRAPH FETCH [NAME=v1,v2,...[@d0xd1]] ...  (dfexec %s)\n", argv[0], dfx_version());
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s GRAPH [FETCH] [NAME=v1,v2,...[@d0xd1]] ...  (dfexec %s)\n", argv[0], dfx_version());
     return 2;
   }
-  int rc = 1, n_feeds = 0;
+  int rc = 1, n_feeds = 0, n_fetches = 0;
   dfx_status *st = dfx_status_new();
   dfx_graph *g = NULL;
   dfx_session *s = NULL;
   dfx_placeholder *phs = NULL;
-  dfx_port feeds[64];
-  dfx_tensor *vals[64], *out = NULL;
+  dfx_port feeds[64], *fetches = NULL;
+  dfx_tensor *vals[64], **outs = NULL;
   char names[64][256], fetch_buf[256];
   dfx_code c = dfx_graph_load(argv[1], &g, st);
   if (c != DFX_OK) {
     rc = fail(argv[1], c, st);
     goto done;
   }
+  /* The fetch is optional: an argument with '=' is already a feed. */
+  int first_feed = argc > 2 && !strchr(argv[2], '=') ? 3 : 2;
+  if (first_feed == 3) {
+    if (!(fetches = calloc(1, sizeof *fetches))) goto done;
+    if ((c = dfx_port_parse(argv[2], fetch_buf, sizeof fetch_buf, &fetches[0], st)) != DFX_OK) {
+      rc = fail(argv[2], c, st);
+      goto done;
+    }
+    n_fetches = 1;
+  } else {
+    n_fetches = dfx_graph_outputs(g, NULL, 0);
+    if (n_fetches < 0 || !(fetches = calloc((size_t)n_fetches + 1, sizeof *fetches))) goto done;
+    dfx_graph_outputs(g, fetches, n_fetches);
+  }
   int n_ph = dfx_graph_placeholders(g, NULL, 0);
   phs = calloc((size_t)n_ph + 1, sizeof *phs);
   if (!phs) goto done;
   dfx_graph_placeholders(g, phs, n_ph);
-  for (int a = 3; a < argc && n_feeds < 64; a++) {
+  for (int a = first_feed; a < argc && n_feeds < 64; a++) {
     char *eq = strchr(argv[a], '=');
     if (!eq) {
       fprintf(stderr, "load_run: feed '%s' is not NAME=VALUES\n", argv[a]);
       goto done;
     }
     *eq = 0;
-    feeds[n_feeds] = port_of(argv[a], names[n_feeds], sizeof names[0]);
+    if ((c = dfx_port_parse(argv[a], names[n_feeds], sizeof names[0], &feeds[n_feeds], st)) != DFX_OK) {
+      rc = fail(argv[a], c, st);
+      goto done;
+    }
     const dfx_placeholder *ph = NULL;
     for (int k = 0; k < n_ph; k++)
       if (strcmp(phs[k].name, feeds[n_feeds].node) == 0) ph = &phs[k];
@@ -151,16 +157,24 @@ int main(int argc, char **argv) {
     rc = fail("session", c, st);
     goto done;
   }
-  dfx_port fetch = port_of(argv[2], fetch_buf, sizeof fetch_buf);
-  c = dfx_session_run(s, NULL, feeds, vals, n_feeds, &fetch, &out, 1, NULL, 0, st);
+  if (!(outs = calloc((size_t)n_fetches + 1, sizeof *outs))) goto done;
+  c = dfx_session_run(s, NULL, feeds, vals, n_feeds, fetches, outs, n_fetches, NULL, 0, st);
   if (c != DFX_OK) {
     rc = fail("run", c, st);
     goto done;
   }
-  print_tensor(argv[2], out);
+  for (int i = 0; i < n_fetches; i++) {
+    char name[300];
+    /* The name as given, or "node:k" for the graph's own outputs. */
+    if (first_feed == 3) snprintf(name, sizeof name, "%s", argv[2]);
+    else snprintf(name, sizeof name, "%s:%d", fetches[i].node, fetches[i].index);
+    print_tensor(name, outs[i]);
+  }
   rc = 0;
 done:
-  dfx_tensor_free(out);
+  for (int i = 0; outs && i < n_fetches; i++) dfx_tensor_free(outs[i]);
+  free(outs);
+  free(fetches);
   for (int i = 0; i < n_feeds; i++) dfx_tensor_free(vals[i]);
   free(phs);
   dfx_session_free(s);

@@ -1,9 +1,10 @@
 #!/bin/sh
-# examples_test.sh WHILE_LOOP LOAD_RUN CONFORMANCE_DIR - runs both examples:
-# while_loop builds, saves, reloads and runs its loop; load_run runs the
-# saved graph again and the conformance graph simplewhile_0 (when present).
+# examples_test.sh WHILE_LOOP LOAD_RUN CONFORMANCE_DIR SOURCE_ROOT - runs both
+# examples: while_loop builds, saves, reloads and runs its loop; load_run runs
+# the bundled example graph given nothing but its path, the saved graph
+# again, and the conformance graph simplewhile_0 (when present).
 set -eu
-while_loop=$1 load_run=$2 conf=$3
+while_loop=$1 load_run=$2 conf=$3 src=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 check() { # check OUTPUT PATTERN
@@ -12,6 +13,7 @@ check() { # check OUTPUT PATTERN
 }
 check "$("$while_loop" "$tmp/loop.pbtxt" 1.5 10)" "result = 1536"
 check "$("$while_loop" "$tmp/loop.pb" 3 2)" "result = 12"
+check "$("$load_run" "$src/examples/graphs/counter_loop.pbtxt")" "while/Exit:0: int32 \[\] = 10"
 check "$("$load_run" "$tmp/loop.pbtxt" result x=1.5 n=3)" "result: float32 \[\] = 12"
 check "$("$load_run" "$tmp/loop.pb" iterations x=1 n=7)" "iterations: int32 \[\] = 7"
 if "$load_run" "$tmp/loop.pb" result x=1 >/dev/null 2>"$tmp/err"; then
