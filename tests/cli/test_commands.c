@@ -205,3 +205,51 @@ Test(commands, ops_lists_kernels_and_dtypes, .timeout = 30) {
   cr_assert_eq(r.status, 2);
   cli_result_free(&r);
 }
+
+/* info --format json: strict JSON with ops, frames, placeholders and
+ * outputs; shapes as lists (-1 unknown dim) or null (unknown rank). */
+Test(commands, info_json_is_strict_and_complete, .timeout = 30) {
+  cli_result r = RUN("info", cli_data("shift_loop.pbtxt"), "--format", "json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char err[256];
+  js *doc = js_parse(r.out, err, sizeof err);
+  cr_assert(doc, "%s: %s", err, r.out);
+  cr_assert_gt(js_get(doc, "nodes")->num, 0);
+  const js *ops = js_get(doc, "ops"), *frames = js_get(doc, "frames"), *outs = js_get(doc, "outputs");
+  cr_assert(ops && ops->kind == JS_ARR && ops->n > 0);
+  double total = 0;
+  for (int i = 0; i < ops->n; i++) {
+    total += js_get(js_at(ops, i), "count")->num;
+    cr_assert_eq(js_get(js_at(ops, i), "kernel")->kind, JS_BOOL);
+  }
+  cr_assert_eq(total, js_get(doc, "nodes")->num, "per-op counts add up to the node count");
+  cr_assert(frames && frames->n == 1, "one loop frame");
+  cr_assert_eq(js_get(js_at(frames, 0), "parent")->kind, JS_NULL);
+  cr_assert(outs && outs->n >= 1);
+  bool exit1 = false;
+  for (int i = 0; i < outs->n; i++) exit1 |= strcmp(js_get(js_at(outs, i), "name")->str, "x_final:0") == 0;
+  cr_assert(exit1, "%s", r.out);
+  js_free(doc);
+  cli_result_free(&r);
+
+  r = RUN("info", cli_data("feeds.pbtxt"), "--format", "json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  doc = js_parse(r.out, err, sizeof err);
+  cr_assert(doc, "%s", err);
+  const js *phs = js_get(doc, "placeholders");
+  bool x = false, u = false, d = false;
+  for (int i = 0; i < phs->n; i++) {
+    const js *p = js_at(phs, i), *sh = js_get(p, "shape");
+    const char *name = js_get(p, "name")->str;
+    if (strcmp(name, "x") == 0) /* [?,2] */
+      x = sh->kind == JS_ARR && sh->n == 2 && js_at(sh, 0)->num == -1 && js_at(sh, 1)->num == 2;
+    if (strcmp(name, "u") == 0) u = sh->kind == JS_NULL;
+    if (strcmp(name, "d") == 0) d = js_get(p, "has_default")->b;
+  }
+  cr_assert(x && u && d, "x %d u %d d %d: %s", x, u, d, r.out);
+  js_free(doc);
+  cli_result_free(&r);
+  r = RUN("info", cli_data("feeds.pbtxt"), "--format", "yaml");
+  cr_assert_eq(r.status, 2);
+  cli_result_free(&r);
+}

@@ -28,6 +28,13 @@ static const char info_help[] =
     "                              an unknown dim); implies --shapes (repeatable)\n"
     "  --no-hints                  ignore the _output_shapes attrs TensorFlow wrote\n"
     "                              (show only what inference proves)\n"
+    "  --format text|json          output format (default text); json is one object:\n"
+    "                              {\"graph\", \"nodes\", \"ops\": [{\"op\", \"count\", \"kernel\"}],\n"
+    "                              \"frames\": [{\"name\", \"parent\", \"parallel_iterations\",\n"
+    "                              \"nodes\"}], \"placeholders\": [{\"name\", \"dtype\", \"shape\",\n"
+    "                              \"has_default\"}], \"outputs\": [{\"name\", \"dtype\", \"shape\"}]}\n"
+    "                              (a shape is a list with -1 for an unknown dim, or null\n"
+    "                              for an unknown rank; not with --shapes)\n"
     "  --help                      this help\n"
     "\n"
     "Exit status: 0 success, 1 graph error, 2 usage error.\n";
@@ -89,11 +96,77 @@ static void print_io(const dfx_graph *g) {
   dfx__ports_free(outs, n_out);
 }
 
-enum { OPT_SHAPES = 256, OPT_FEED_SHAPE, OPT_NO_HINTS, OPT_HELP };
+/* ---- --format json ---- */
+
+static void json_shape(FILE *f, const dfx_shape *sh) {
+  if (!sh || sh->rank < 0) {
+    fputs("null", f);
+    return;
+  }
+  fputc('[', f);
+  for (int d = 0; d < sh->rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)(sh->dims[d] < 0 ? -1 : sh->dims[d]));
+  fputc(']', f);
+}
+
+static void json_str(FILE *f, const char *s) { dfx__json_string(f, s, strlen(s)); }
+
+static void print_json(FILE *f, const char *path, const dfx_graph *g, const op_count *ops, int n_ops) {
+  fputs("{\"graph\": ", f);
+  json_str(f, path);
+  fprintf(f, ", \"nodes\": %d, \"ops\": [", g->n_nodes);
+  for (int k = 0; k < n_ops; k++) {
+    fputs(k ? ", {\"op\": " : "{\"op\": ", f);
+    json_str(f, ops[k].op);
+    fprintf(f, ", \"count\": %d, \"kernel\": %s}", ops[k].count, ops[k].no_kernel ? "false" : "true");
+  }
+  fputs("], \"frames\": [", f);
+  for (int i = 1; i < g->n_frames; i++) {
+    const dfx_frame_info *fr = &g->frames[i];
+    fputs(i > 1 ? ", {\"name\": " : "{\"name\": ", f);
+    json_str(f, fr->name);
+    fputs(", \"parent\": ", f);
+    if (fr->parent <= 0) fputs("null", f);
+    else json_str(f, g->frames[fr->parent].name);
+    fprintf(f, ", \"parallel_iterations\": %d, \"nodes\": %d}", fr->parallel_iterations, fr->n_nodes);
+  }
+  fputs("], \"placeholders\": [", f);
+  int shown = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const dfx_node *n = &g->nodes[i];
+    if (strncmp(n->op, "Placeholder", 11) != 0) continue;
+    fputs(shown++ ? ", {\"name\": " : "{\"name\": ", f);
+    json_str(f, n->name);
+    fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", dfx_dtype_name(dfx__attr_type(n, "dtype", DFX_INVALID)));
+    json_shape(f, dfx__attr_shape(n, "shape"));
+    fprintf(f, ", \"has_default\": %s}", dfx__node_is_placeholder(n) ? "false" : "true");
+  }
+  fputs("], \"outputs\": [", f);
+  int n_out = dfx_graph_outputs(g, NULL, 0);
+  dfx_port *outs = n_out > 0 ? calloc((size_t)n_out, sizeof *outs) : NULL;
+  if (outs) dfx_graph_outputs(g, outs, n_out);
+  for (int i = 0; outs && i < n_out; i++) {
+    const dfx_node *n = &g->nodes[dfx__graph_find(g, outs[i].node, (size_t)-1)];
+    char name[600];
+    snprintf(name, sizeof name, "%s:%d", outs[i].node, outs[i].index);
+    fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+    json_str(f, name);
+    dfx_shape tmp;
+    int64_t dims[DFX_MAX_DIMS];
+    fprintf(f, ", \"dtype\": \"%s\", \"shape\": ",
+            dfx_dtype_name(outs[i].index < n->n_out ? n->out_types[outs[i].index] : DFX_INVALID));
+    json_shape(f, dfx__output_shape(n, outs[i].index, &tmp, dims));
+    fputc('}', f);
+  }
+  free(outs);
+  fputs("]}\n", f);
+}
+
+enum { OPT_SHAPES = 256, OPT_FEED_SHAPE, OPT_NO_HINTS, OPT_FORMAT, OPT_HELP };
 
 static const struct option info_opts[] = {{"shapes", no_argument, NULL, OPT_SHAPES},
                                           {"feed-shape", required_argument, NULL, OPT_FEED_SHAPE},
                                           {"no-hints", no_argument, NULL, OPT_NO_HINTS},
+                                          {"format", required_argument, NULL, OPT_FORMAT},
                                           {"help", no_argument, NULL, OPT_HELP},
                                           {NULL, 0, NULL, 0}};
 
@@ -130,7 +203,7 @@ static int print_shapes(const dfx_graph *g, const dfx_cli_port *ports, const dfx
 }
 
 int dfx__cmd_info(int argc, char **argv) {
-  bool shapes = false, hints = true;
+  bool shapes = false, hints = true, json = false;
   int n_feeds = 0;
   dfx_cli_port *ports = calloc((size_t)argc, sizeof *ports);
   dfx_pshape *feed_shapes = calloc((size_t)argc, sizeof *feed_shapes);
@@ -147,6 +220,11 @@ int dfx__cmd_info(int argc, char **argv) {
     switch (c) {
     case OPT_SHAPES: shapes = true; break;
     case OPT_NO_HINTS: hints = false; break;
+    case OPT_FORMAT:
+      if (strcmp(optarg, "json") == 0) json = true;
+      else if (strcmp(optarg, "text") == 0) json = false;
+      else usage = dfx__cli_usage("info", "--format must be 'text' or 'json', not '%s'", optarg);
+      break;
     case OPT_FEED_SHAPE:
       if (!dfx__feed_shape_parse(optarg, &ports[n_feeds], &feed_shapes[n_feeds]))
         usage = dfx__cli_usage("info", "--feed-shape '%s': expected NAME[:K]=[d0,d1,...]", optarg);
@@ -161,6 +239,7 @@ int dfx__cmd_info(int argc, char **argv) {
     default: usage = dfx__cli_usage("info", "unknown option '%s'", argv[optind - 1]); break;
     }
   }
+  if (usage < 0 && json && shapes) usage = dfx__cli_usage("info", "--format json does not take --shapes");
   if (usage < 0 && optind != argc - 1)
     usage = dfx__cli_usage("info", optind >= argc ? "missing GRAPH" : "expected exactly one GRAPH argument");
   if (usage >= 0) {
@@ -192,6 +271,11 @@ int dfx__cmd_info(int argc, char **argv) {
     ops[k].count++;
   }
   qsort(ops, (size_t)n_ops, sizeof *ops, by_name);
+  if (json) {
+    print_json(stdout, path, g, ops, n_ops);
+    rc = fflush(stdout) == 0 ? DFX_EXIT_OK : DFX_EXIT_ERROR;
+    goto fail;
+  }
   printf("graph: %s\n", path);
   printf("nodes: %d\n", g->n_nodes);
   printf("ops: %d\n", n_ops);
