@@ -20,6 +20,13 @@ done
 n=$(find "$root" -name '*.h' | wc -l)
 [ "$n" -eq 1 ] || { echo "install_test: $n headers installed, expected 1" >&2; exit 1; }
 
+# The manual page, covering every command `dfexec --help` lists.
+man=$(find "$root" -path '*/man1/dfexec.1')
+[ -n "$man" ] || { echo "install_test: dfexec.1 was not installed" >&2; exit 1; }
+for cmd in run info bench optimize dot convert ops; do
+  grep -q "^\.B $cmd\$" "$man" || { echo "install_test: dfexec.1 does not describe '$cmd'" >&2; exit 1; }
+done
+
 # The .pc as installed, moved to where the files really are now.
 mkdir -p "$tmp/pc"
 sed "s|^prefix=.*|prefix=$root$prefix|" "$root$libdir/pkgconfig/dfexec.pc" > "$tmp/pc/dfexec.pc"
