@@ -228,7 +228,11 @@ void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n_first, int work
          * or for this nudge: a long cheap chain here must not hold them. */
         if (r->pool) dfx__pool_nudge(r->pool);
         if ((ticks % DFX_DEADLINE_CHECK_EVERY) == 0 && r->deadline_ns && uv_hrtime() > r->deadline_ns)
-          dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s", (double)(uv_hrtime() - r->t0_ns) / 1e9);
+          /* Where the run was: in a long loop, the frame and iteration say
+           * how far it got. */
+          dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s, at node '%s' (%s) in frame '%s', iteration %lld",
+                        (double)(uv_hrtime() - r->t0_ns) / 1e9, n->name, n->op, dfx__run_frame_label(t.frame),
+                        (long long)t.iter->iter_num);
       }
       const bool inline_ok = plan->nodes[t.node].inline_ok;
       /* Before a long kernel, wake a sleeping thread for whatever is queued. */

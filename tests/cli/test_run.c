@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli_harness.h"
 #include "dtype.h"
@@ -492,4 +495,67 @@ Test(run, seed_makes_unseeded_random_ops_repeat, .timeout = 30) {
   cli_result r = RUN(g, "--seed", "x");
   cr_assert_eq(r.status, 2);
   cli_result_free(&r);
+}
+
+/* A loop that never ends: x counts up while the constant predicate holds. */
+static const char *endless_loop =
+    "node { name: \"x0\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" value {"
+    " tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+    "node { name: \"t\" op: \"Const\" attr { key: \"dtype\" value { type: DT_BOOL } } attr { key: \"value\" value {"
+    " tensor { dtype: DT_BOOL tensor_shape { } bool_val: true } } } }\n"
+    "node { name: \"one\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" value {"
+    " tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
+    "node { name: \"w/Enter\" op: \"Enter\" input: \"x0\" attr { key: \"T\" value { type: DT_INT32 } }"
+    " attr { key: \"frame_name\" value { s: \"w\" } } }\n"
+    "node { name: \"w/t\" op: \"Enter\" input: \"t\" attr { key: \"T\" value { type: DT_BOOL } }"
+    " attr { key: \"frame_name\" value { s: \"w\" } } attr { key: \"is_constant\" value { b: true } } }\n"
+    "node { name: \"w/one\" op: \"Enter\" input: \"one\" attr { key: \"T\" value { type: DT_INT32 } }"
+    " attr { key: \"frame_name\" value { s: \"w\" } } attr { key: \"is_constant\" value { b: true } } }\n"
+    "node { name: \"w/Merge\" op: \"Merge\" input: \"w/Enter\" input: \"w/Next\" attr { key: \"T\" value { type: DT_INT32 } }"
+    " attr { key: \"N\" value { i: 2 } } }\n"
+    "node { name: \"w/Cond\" op: \"LoopCond\" input: \"w/t\" }\n"
+    "node { name: \"w/Switch\" op: \"Switch\" input: \"w/Merge\" input: \"w/Cond\" attr { key: \"T\" value { type: DT_INT32 } } }\n"
+    "node { name: \"w/Add\" op: \"Add\" input: \"w/Switch:1\" input: \"w/one\" attr { key: \"T\" value { type: DT_INT32 } } }\n"
+    "node { name: \"w/Next\" op: \"NextIteration\" input: \"w/Add\" attr { key: \"T\" value { type: DT_INT32 } } }\n"
+    "node { name: \"w/Exit\" op: \"Exit\" input: \"w/Switch\" attr { key: \"T\" value { type: DT_INT32 } } }\n";
+
+/* --timeout says where the run was: node, frame and iteration. */
+Test(run, timeout_names_frame_and_iteration, .timeout = 30) {
+  const char *g = cli_tmp("endless.pbtxt");
+  cr_assert(cli_write(g, endless_loop, strlen(endless_loop)));
+  cli_result r = RUN(g, "--timeout", "0.2");
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "run timed out after ") && strstr(r.err, "in frame 'w', iteration "), "%s", r.err);
+  cli_result_free(&r);
+}
+
+/* Ctrl-C cancels the run: a message and exit status 130, not a dead process. */
+Test(run, ctrl_c_cancels_the_run, .timeout = 30) {
+  const char *g = cli_tmp("endless_int.pbtxt");
+  cr_assert(cli_write(g, endless_loop, strlen(endless_loop)));
+  int errp[2];
+  cr_assert(pipe(errp) == 0);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL); /* as an interactive shell starts a command */
+    dup2(errp[1], 2);
+    close(errp[0]);
+    execl(getenv("DFEXEC"), "dfexec", "run", g, (char *)NULL);
+    _exit(127);
+  }
+  close(errp[1]);
+  usleep(500 * 1000);
+  kill(pid, SIGINT);
+  char buf[4096];
+  size_t len = 0;
+  ssize_t n;
+  while (len + 1 < sizeof buf && (n = read(errp[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)n;
+  buf[len] = 0;
+  close(errp[0]);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status), "killed by signal %d, not cancelled", WTERMSIG(status));
+  cr_assert_eq(WEXITSTATUS(status), 130, "%s", buf);
+  cr_assert(strstr(buf, "interrupted (Ctrl-C)"), "%s", buf);
 }

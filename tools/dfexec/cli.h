@@ -15,7 +15,8 @@
 #include "graph.h"
 #include "shapes.h"
 
-enum { DFX_EXIT_OK = 0, DFX_EXIT_ERROR = 1, DFX_EXIT_USAGE = 2 };
+/* 130: the shell's code for a process ended by SIGINT (128 + 2). */
+enum { DFX_EXIT_OK = 0, DFX_EXIT_ERROR = 1, DFX_EXIT_USAGE = 2, DFX_EXIT_INTERRUPTED = 130 };
 
 /* ---- main.c ---- */
 
@@ -119,6 +120,18 @@ void dfx__print_text(FILE *f, const char *name, const dfx_tensor *t);
 void dfx__print_json(FILE *f, const char *const *names, dfx_tensor *const *vals, int n);
 /* Writes s (len bytes) as a JSON string literal: escapes, invalid UTF-8 as \u00XX. */
 void dfx__json_string(FILE *f, const char *s, size_t len);
+
+/* ---- interrupt.c: Ctrl-C cancels the run ---- */
+typedef struct dfx_interrupt dfx_interrupt;
+/* Installs the SIGINT handler for session s; *out stays NULL when SIGINT is
+ * ignored (a background job). false when out of resources. */
+bool dfx__interrupt_start(dfx_session *s, dfx_interrupt **out);
+/* Starts the watcher thread that cancels the session (NULL: no-op). */
+bool dfx__interrupt_watch(dfx_interrupt *it);
+/* Whether Ctrl-C was pressed. */
+bool dfx__interrupt_fired(const dfx_interrupt *it);
+/* Restores SIGINT and stops the watcher; NULL is a no-op. */
+void dfx__interrupt_end(dfx_interrupt *it);
 
 /* ---- trace.c: per-node timing from dfx_run_options.trace ---- */
 

@@ -51,8 +51,10 @@ static const char run_help[] =
     "With --stats or --trace every node instance is scheduled and timed, so those\n"
     "runs are slower than plain ones (loops most: their Consts, Identities, Switches\n"
     "and Merges are otherwise run without a trip through the scheduler).\n"
+    "Ctrl-C cancels the run cleanly (a second one exits at once).\n"
     "Exit status: 0 success, 1 graph, input or run error (a feed of the wrong\n"
-    "shape, ragged or not), 2 usage error (a bad option or a literal that does not parse).\n";
+    "shape, ragged or not), 2 usage error (a bad option or a literal that does not parse),\n"
+    "130 interrupted by Ctrl-C.\n";
 
 typedef struct run_args {
   const char *graph;
@@ -304,6 +306,7 @@ int dfx__cmd_run(int argc, char **argv) {
   dfx_optimize_report report = {0};
   dfx_session *s = NULL;
   dfx_trace *tr = NULL;
+  dfx_interrupt *intr = NULL;
   dfx_cli_port *feeds = NULL, *fetches = NULL;
   dfx_tensor **feed_vals = NULL, **fetch_vals = NULL;
   dfx_port *feed_ports = NULL, *fetch_ports = NULL;
@@ -424,6 +427,10 @@ int dfx__cmd_run(int argc, char **argv) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
+  if (!dfx__interrupt_start(s, &intr) || !dfx__interrupt_watch(intr)) {
+    dfx__cli_error("cannot start the Ctrl-C watcher thread");
+    goto fail;
+  }
   dfx_run_options ro = {.timeout_sec = a.timeout, .max_iterations = a.max_iterations};
   if ((a.stats || a.trace_path) && !(tr = dfx__trace_new(run_g))) goto oom;
   for (long long r = 0; r < a.repeat; r++) {
@@ -436,6 +443,11 @@ int dfx__cmd_run(int argc, char **argv) {
     dfx_code c = dfx_session_run(s, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals, n_fetches,
                                  (const char *const *)a.targets, a.n_targets, st);
     times[r] = now_sec() - t0;
+    if (c != DFX_OK && dfx__interrupt_fired(intr)) {
+      dfx__cli_error("interrupted (Ctrl-C) after %.3f s of run %lld: %s", times[r], r + 1, dfx_status_message(st));
+      rc = DFX_EXIT_INTERRUPTED;
+      goto fail;
+    }
     if (c != DFX_OK) {
       dfx__cli_error("%s", dfx_status_message(st));
       goto fail;
@@ -481,6 +493,7 @@ fail:
   for (int i = 0; fetch_vals && i < n_fetches; i++) dfx_tensor_free(fetch_vals[i]);
   for (int i = 0; feed_vals && i < n_feeds_done; i++) dfx_tensor_free(feed_vals[i]);
   for (int i = 0; name_bufs && i < n_fetches; i++) free(name_bufs[i]);
+  dfx__interrupt_end(intr); /* before the session it cancels goes */
   dfx_session_free(s);
   dfx__trace_free(tr);
   dfx_optimize_report_free(&report);
