@@ -3,6 +3,10 @@
 #include "kernel.h"
 
 void dfx__kernels_vision_combined_nms(dfx_registry *r);
+void dfx__kernels_vision_projective(dfx_registry *r);
 
 void dfx__kernels_vision(dfx_registry *r);
-void dfx__kernels_vision(dfx_registry *r) { dfx__kernels_vision_combined_nms(r); }
+void dfx__kernels_vision(dfx_registry *r) {
+  dfx__kernels_vision_combined_nms(r);
+  dfx__kernels_vision_projective(r);
+}
