@@ -67,3 +67,45 @@ Test(vision_graph, warp_and_combined_nms) {
   dfx_graph_free(g);
   dfx_status_free(st);
 }
+
+/* SampleDistortedBoundingBoxV2 in a session: seeded, so a fresh session
+ * repeats the first run's crop, while a second run of the same session
+ * draws from further along the stream. */
+static const char *sample_text =
+    CONST_I("image_size", "dim { size: 3 }", "int_val: 480 int_val: 640 int_val: 3")
+    CONST_F("bbs", "dim { size: 1 } dim { size: 1 } dim { size: 4 }",
+            "float_val: 0.1 float_val: 0.1 float_val: 0.9 float_val: 0.9")
+    CONST_F("cover", "", "float_val: 0.1")
+    "node { name: \"crop\" op: \"SampleDistortedBoundingBoxV2\" input: \"image_size\" input: \"bbs\" input: \"cover\""
+    TYPE("T", "DT_INT32") " attr { key: \"seed\" value { i: 17 } } attr { key: \"seed2\" value { i: 5 } } }\n";
+
+static void crop_runs(int runs, int32_t out[][6]) {
+  dfx_status *st = dfx_status_new();
+  dfx_graph *g = NULL;
+  cr_assert_eq(dfx_graph_import(sample_text, strlen(sample_text), &g, st), DFX_OK, "%s", dfx_status_message(st));
+  dfx_session *s = NULL;
+  cr_assert_eq(dfx_session_new(g, NULL, &s, st), DFX_OK, "%s", dfx_status_message(st));
+  for (int r = 0; r < runs; r++) {
+    dfx_port fetch[2] = {{"crop", 0}, {"crop", 1}};
+    dfx_tensor *o[2] = {0};
+    cr_assert_eq(dfx_session_run(s, NULL, NULL, NULL, 0, fetch, o, 2, NULL, 0, st), DFX_OK, "%s",
+                 dfx_status_message(st));
+    memcpy(out[r], dfx_tensor_data(o[0]), 12);
+    memcpy(out[r] + 3, dfx_tensor_data(o[1]), 12);
+    cr_expect(out[r][0] + out[r][3] <= 480 && out[r][1] + out[r][4] <= 640 && out[r][5] == -1);
+    dfx_tensor_free(o[0]);
+    dfx_tensor_free(o[1]);
+  }
+  dfx_session_free(s);
+  dfx_graph_free(g);
+  dfx_status_free(st);
+}
+
+Test(vision_graph, seeded_crop_repeats_per_session_and_advances_per_run) {
+  int32_t a[3][6], b[1][6];
+  crop_runs(3, a);
+  crop_runs(1, b);
+  cr_expect(memcmp(a[0], b[0], sizeof b[0]) == 0, "a fresh session repeats the first crop");
+  cr_expect(memcmp(a[0], a[1], sizeof a[0]) != 0 || memcmp(a[1], a[2], sizeof a[0]) != 0,
+            "later runs draw new crops");
+}
