@@ -1,0 +1,7 @@
+/* register.c - registration of the sequence kernel family (cuDNN-style RNNs). */
+#include "kernel.h"
+
+void dfx__kernels_seq_cudnn_rnn(dfx_registry *r);
+
+void dfx__kernels_seq(dfx_registry *r);
+void dfx__kernels_seq(dfx_registry *r) { dfx__kernels_seq_cudnn_rnn(r); }
