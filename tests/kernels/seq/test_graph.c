@@ -42,3 +42,35 @@ Test(seq_graph, cudnn_rnn_relu_by_hand) {
   dfx_graph_free(g);
   dfx_status_free(st);
 }
+
+/* A ragged batch unbatched to variants and batched back inside one run. */
+static const char *ragged_text =
+    "node { name: \"splits\" op: \"Placeholder\"" TYPE("dtype", "DT_INT64") " }\n"
+    "node { name: \"values\" op: \"Placeholder\"" TYPE("dtype", "DT_FLOAT") " }\n"
+    "node { name: \"enc\" op: \"RaggedTensorToVariant\" input: \"splits\" input: \"values\""
+    " attr { key: \"RAGGED_RANK\" value { i: 1 } }" TYPE("Tvalues", "DT_FLOAT") TYPE("Tsplits", "DT_INT64")
+    " attr { key: \"batched_input\" value { b: true } } }\n"
+    "node { name: \"dec\" op: \"RaggedTensorFromVariant\" input: \"enc\""
+    " attr { key: \"input_ragged_rank\" value { i: 0 } } attr { key: \"output_ragged_rank\" value { i: 1 } }"
+    TYPE("Tvalues", "DT_FLOAT") TYPE("Tsplits", "DT_INT64") " }\n";
+
+Test(seq_graph, ragged_variant_round_trip) {
+  dfx_status *st = dfx_status_new();
+  dfx_graph *g = NULL;
+  cr_assert_eq(dfx_graph_import(ragged_text, strlen(ragged_text), &g, st), DFX_OK, "%s", dfx_status_message(st));
+  dfx_session *s = NULL;
+  cr_assert_eq(dfx_session_new(g, NULL, &s, st), DFX_OK, "%s", dfx_status_message(st));
+  const int64_t sd[1] = {4}, vd[1] = {5}, sp[4] = {0, 3, 3, 5};
+  const float v[5] = {1, 2, 3, 4, 5};
+  dfx_tensor *feeds[2] = {dfx_tensor_new_copy(DFX_I64, sd, 1, sp, sizeof sp), dfx_tensor_new_copy(DFX_F32, vd, 1, v, sizeof v)};
+  dfx_port fp[2] = {{"splits", 0}, {"values", 0}}, fetch[2] = {{"dec", 0}, {"dec", 1}};
+  dfx_tensor *out[2] = {0};
+  cr_assert_eq(dfx_session_run(s, NULL, fp, feeds, 2, fetch, out, 2, NULL, 0, st), DFX_OK, "%s",
+               dfx_status_message(st));
+  cr_expect(!memcmp(dfx_tensor_data(out[0]), sp, sizeof sp), "splits come back");
+  cr_expect(!memcmp(dfx_tensor_data(out[1]), v, sizeof v), "values come back");
+  for (int i = 0; i < 2; i++) dfx_tensor_free(out[i]), dfx_tensor_free(feeds[i]);
+  dfx_session_free(s);
+  dfx_graph_free(g);
+  dfx_status_free(st);
+}
