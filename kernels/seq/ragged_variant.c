@@ -299,9 +299,13 @@ done:
   return c;
 }
 
+/* Every value dtype with a plain or string element (not resource or variant). */
+#define RV_T \
+  "Tvalues: {float, double, int32, uint8, int16, int8, string, complex64, int64, bool, qint8, quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}; Tsplits: {int32, int64}"
+
 static const dfx_kernel_def kernels[] = {
-    {"RaggedTensorToVariant", "Tsplits: {int32, int64}", to_variant, 0, NULL, NULL},
-    {"RaggedTensorFromVariant", "Tsplits: {int32, int64}", from_variant, 0, NULL, NULL},
+    {"RaggedTensorToVariant", RV_T, to_variant, 0, NULL, NULL},
+    {"RaggedTensorFromVariant", RV_T, from_variant, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_seq_ragged_variant(dfx_registry *r);
