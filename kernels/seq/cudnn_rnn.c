@@ -138,6 +138,7 @@ static dfx_code cudnn_rnn(dfx_kctx *ctx, int version) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input_h's first dimension (%lld) must be a multiple of the directions (%d)",
                           (long long)h0->dims[0], c.dirs);
   c.L = h0->dims[0] / c.dirs;
+  if (c.L < 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "input_h must hold at least one layer's states, got %s", DFX_SHAPE_STR(h0, sb));
   if (h0->dims[1] != c.B) return dfx__kctx_fail(ctx, DFX_EINVAL, "input_h and input must have the same batch size");
   if (c.mode == RNN_LSTM && !dfx__tensor_same_shape(h0, c0))
     return dfx__kctx_fail(ctx, DFX_EINVAL, "input_h and input_c must have the same shape");

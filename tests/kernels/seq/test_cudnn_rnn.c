@@ -243,6 +243,8 @@ Test(cudnn_rnn, errors) {
   cr_expect_eq(bad("lstm", 4, 1, 2, 2, 56, "linear_input", 0), DFX_EINVAL);
   cr_expect(strstr(err, "input_h and input_c must have the same shape"), "%s", err);
   cr_expect_eq(bad("gru", 4, 1, 2, 2, 3 * 2 * 5 + 12, "linear_input", 0), DFX_OK, "input_c is unused by gru: %s", err);
+  cr_expect_eq(bad("lstm", 4, 0, 2, 0, 0, "linear_input", 0), DFX_EINVAL);
+  cr_expect(strstr(err, "at least one layer"), "%s", err);
   cr_expect_eq(bad("lstm", 4, 1, 2, 1, 56, "skip_input", 0), DFX_EUNIMPL);
   cr_expect(strstr(err, "linear_input"), "%s", err);
   cr_expect_eq(bad("lstm", 4, 1, 2, 1, 56, "linear_input", 9), DFX_EINVAL);
