@@ -250,3 +250,82 @@ Test(cudnn_rnn, errors) {
   cr_expect_eq(bad("lstm", 4, 1, 2, 1, 56, "linear_input", 9), DFX_EINVAL);
   cr_expect(strstr(err, "sequence_lengths[0] = 9"), "%s", err);
 }
+
+/* ---- CudnnRNNParamsSize and CudnnRNNCanonicalToParams ---- */
+
+static dfx_node *shape_node(const char *op, const char *mode, int dirs) {
+  dfx_node *n = kh_node_new(op);
+  kh_attr_type(n, "T", DFX_F32);
+  kh_attr_str(n, "rnn_mode", mode);
+  kh_attr_str(n, "direction", dirs == 2 ? "bidirectional" : "unidirectional");
+  return n;
+}
+
+Test(cudnn_rnn, params_size_matches_the_layout) {
+  for (int m = 0; m < 4; m++)
+    for (int dirs = 1; dirs <= 2; dirs++)
+      for (int L = 1; L <= 3; L++) {
+        rcase k = {modes[m], dirs, L, 1, 1, 5, 7, 1, 0, {0}};
+        for (int s64 = 0; s64 < 2; s64++) {
+          dfx_node *n = shape_node("CudnnRNNParamsSize", modes[m], dirs);
+          kh_attr_type(n, "S", s64 ? DFX_I64 : DFX_I32);
+          dfx_tensor *in[3] = {kh_scalar_i32(L), kh_scalar_i32(7), kh_scalar_i32(5)}, *out[1] = {0};
+          int no = 0;
+          cr_assert_eq(kh_run(n, in, 3, out, &no, err, sizeof err), DFX_OK, "%s", err);
+          cr_expect(out[0]->ndims == 1 && out[0]->count == 1);
+          cr_expect_eq(dfx__tensor_get_i64(out[0], 0), n_params(&k), "%s dirs=%d L=%d", modes[m], dirs, L);
+          for (int i = 0; i < 3; i++) dfx__tensor_unref(in[i]);
+          dfx__tensor_unref(out[0]);
+          kh_node_free(n);
+        }
+      }
+}
+
+Test(cudnn_rnn, canonical_to_params_concatenates_weights_then_biases) {
+  /* GRU, bidirectional, 2 layers, 3 units, 2 inputs: 24 matrices, 24 biases. */
+  int L = 2, D = 2, U = 3, I = 2, G = 3, nm = L * D * 2 * G;
+  dfx_tensor *in[3 + 48] = {kh_scalar_i32(L), kh_scalar_i32(U), kh_scalar_i32(I)};
+  float next = 0;
+  for (int k = 0; k < nm; k++) {
+    int l = k / (D * 2 * G), m = k % (2 * G);
+    int cols = m < G ? (l ? D * U : I) : U;
+    int64_t d[2] = {U, cols};
+    float v[64];
+    for (int i = 0; i < U * cols; i++) v[i] = next++;
+    in[3 + k] = kh_f32(2, d, v);
+  }
+  for (int k = 0; k < nm; k++) {
+    int64_t d[1] = {U};
+    float v[3];
+    for (int i = 0; i < U; i++) v[i] = next++;
+    in[3 + nm + k] = kh_f32(1, d, v);
+  }
+  for (int v2 = 0; v2 < 2; v2++) {
+    dfx_node *n = shape_node(v2 ? "CudnnRNNCanonicalToParamsV2" : "CudnnRNNCanonicalToParams", "gru", D);
+    if (v2) kh_attr_int(n, "num_params_weights", nm), kh_attr_int(n, "num_params_biases", nm);
+    else kh_attr_int(n, "num_params", nm);
+    dfx_tensor *out[1] = {0};
+    int no = 0;
+    cr_assert_eq(kh_run(n, in, 3 + 2 * nm, out, &no, err, sizeof err), DFX_OK, "%s", err);
+    rcase k = {"gru", D, L, 1, 1, I, U, 1, 0, {0}};
+    cr_assert_eq(out[0]->count, n_params(&k));
+    cr_assert_eq(out[0]->count, (int64_t)next);
+    for (int64_t i = 0; i < out[0]->count; i++) cr_expect_eq(((float *)out[0]->data)[i], (float)i, "element %lld", (long long)i);
+    dfx__tensor_unref(out[0]);
+    kh_node_free(n);
+  }
+  /* A wrongly sized matrix is refused. */
+  dfx_tensor *keep = in[4];
+  const int64_t bad_d[1] = {5};
+  in[4] = kh_f32(1, bad_d, NULL);
+  dfx_node *n = shape_node("CudnnRNNCanonicalToParams", "gru", D);
+  kh_attr_int(n, "num_params", nm);
+  dfx_tensor *out[1] = {0};
+  int no = 0;
+  cr_expect_eq(kh_run(n, in, 3 + 2 * nm, out, &no, err, sizeof err), DFX_EINVAL);
+  cr_expect(strstr(err, "weights[1] has 5 elements, expected 6"), "%s", err);
+  kh_node_free(n);
+  dfx__tensor_unref(in[4]);
+  in[4] = keep;
+  for (int i = 0; i < 3 + 2 * nm; i++) dfx__tensor_unref(in[i]);
+}
