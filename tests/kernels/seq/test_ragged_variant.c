@@ -166,7 +166,7 @@ Test(ragged_variant, rank1_strings_and_empty_rows) {
 }
 
 Test(ragged_variant, errors) {
-  dfx_tensor *enc = NULL, *out[3] = {0};
+  dfx_tensor *enc = NULL, *out[4] = {0}; /* up to output_ragged_rank 3 + values */
   const int64_t bad0[4] = {1, 2, 2, 3}, dec[4] = {0, 2, 1, 3}, short_[4] = {0, 2, 2, 2};
   dfx_tensor *in[3] = {splits(DFX_I64, 4, bad0), splits(DFX_I64, 4, s1), vals52()};
   cr_expect_eq(to_variant(in, 2, DFX_I64, DFX_I32, 0, &enc), DFX_EINVAL);
