@@ -76,7 +76,7 @@ static dfx_code combined_nms(dfx_kctx *ctx) {
     return dfx__kctx_fail(ctx, DFX_EINVAL, "scores must be 3-D, got shape %s", DFX_SHAPE_STR(scores, b));
   if (boxes->dims[0] != scores->dims[0])
     return dfx__kctx_fail(ctx, DFX_EINVAL, "boxes and scores must have same batch size");
-  double mpc, mts, iou_d, sc_d;
+  double mpc = 0, mts = 0, iou_d = 0, sc_d = 0;
   dfx_code c;
   if ((c = scalar_in(ctx, 2, "max_size_per_class", &mpc)) != DFX_OK) return c;
   if (mpc <= 0) return dfx__kctx_fail(ctx, DFX_EINVAL, "max_size_per_class must be positive");
