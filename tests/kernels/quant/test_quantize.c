@@ -364,3 +364,30 @@ Test(quant, errors) {
                DFX_EINVAL);
   cr_expect(strstr(err, "input_min_tensor must have as many elements"), "%s", err);
 }
+
+/* Infinite and NaN ranges or inputs: never undefined behaviour (UBSan
+ * checks the float-to-integer conversions), levels stay in the type. */
+Test(quant, hostile_ranges_and_inputs) {
+  const float specials[] = {INFINITY, -INFINITY, NAN, 3e38f, -3e38f, 0.0f, 1e-38f};
+  const int64_t d[1] = {7};
+  for (int ti = 0; ti < 5; ti++)
+    for (int mi = 0; mi < 3; mi++)
+      for (int a = 0; a < 7; a++)
+        for (int b = 0; b < 7; b++) {
+          dfx_tensor *in[3] = {kh_f32(1, d, specials), kh_scalar_f32(specials[a]), kh_scalar_f32(specials[b])};
+          dfx_tensor *out[3] = {0};
+          int no = 0;
+          dfx_node *n = qnode(qtypes[ti], modes[mi], 0, 0, -1, 0.01f);
+          dfx_code c = kh_run(n, in, 3, out, &no, err, sizeof err);
+          cr_expect(c == DFX_OK || c == DFX_EINVAL, "%s", err);
+          if (c == DFX_OK) {
+            dfx_node *m = dqnode(qtypes[ti], modes[mi], 0, -1, DFX_F32);
+            dfx_tensor *din[3] = {out[0], in[1], in[2]}, *dout[1] = {0};
+            cr_expect_eq(kh_run(m, din, 3, dout, &no, err, sizeof err), DFX_OK, "%s", err);
+            dfx__tensor_unref(dout[0]);
+            kh_node_free(m);
+          }
+          for (int i = 0; i < 3; i++) dfx__tensor_unref(in[i]), dfx__tensor_unref(out[i]);
+          kh_node_free(n);
+        }
+}
