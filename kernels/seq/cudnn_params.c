@@ -1,5 +1,6 @@
-/* cudnn_params.c - CudnnRNNParamsSize and CudnnRNNCanonicalToParams(V2):
- * the size of, and the packing into, the params buffer cudnn_rnn.c reads:
+/* cudnn_params.c - CudnnRNNParamsSize, CudnnRNNCanonicalToParams(V2) and
+ * CudnnRNNParamsToCanonical(V2): the size of, the packing into and the
+ * unpacking of the params buffer cudnn_rnn.c reads:
  * every weight matrix (per layer and direction: W per gate [units, in],
  * then R per gate [units, units]) flattened in order, then every bias. */
 #include <string.h>
@@ -90,12 +91,42 @@ static dfx_code canonical_to_params(dfx_kctx *ctx) {
   return DFX_OK;
 }
 
+/* The inverse: weights as [units, in] matrices, biases as [units] vectors. */
+static dfx_code params_to_canonical(dfx_kctx *ctx) {
+  shape_in s;
+  dfx_code c = read_shape(ctx, &s);
+  if (c != DFX_OK) return c;
+  int64_t nm = s.L * s.dirs * 2 * s.gates;
+  if (ctx->n_out != 2 * nm)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "this RNN has %lld weight and %lld bias tensors, but the op has %d outputs",
+                          (long long)nm, (long long)nm, ctx->n_out);
+  const dfx_tensor *p = ctx->in[3];
+  char b[64];
+  if (p->ndims != 1 || p->count != total(&s))
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "params must be a vector of %lld elements for this RNN, got %s",
+                          (long long)total(&s), DFX_SHAPE_STR(p, b));
+  dfx_dtype t = p->dtype;
+  size_t es = dfx__dtype_storage(t), off = 0;
+  for (int64_t k = 0; k < 2 * nm; k++) {
+    int64_t l = k < nm ? k / (s.dirs * 2 * s.gates) : 0;
+    int m = (int)(k % (2 * s.gates));
+    int64_t d[2] = {s.U, k < nm ? matrix_size(&s, l, m) / s.U : 0};
+    dfx_tensor *o = dfx__kctx_alloc(ctx, (int)k, t, k < nm ? 2 : 1, d);
+    if (!o) return DFX_ENOMEM;
+    if (o->count) memcpy(o->data, (const char *)p->data + off, (size_t)o->count * es);
+    off += (size_t)o->count * es;
+  }
+  return DFX_OK;
+}
+
 #define CP_T "T: {half, bfloat16, float, double}"
 
 static const dfx_kernel_def kernels[] = {
     {"CudnnRNNParamsSize", CP_T "; S: {int32, int64}", params_size, DFX_KERNEL_CHEAP, NULL, NULL},
     {"CudnnRNNCanonicalToParams", CP_T, canonical_to_params, 0, NULL, NULL},
     {"CudnnRNNCanonicalToParamsV2", CP_T, canonical_to_params, 0, NULL, NULL},
+    {"CudnnRNNParamsToCanonical", CP_T, params_to_canonical, 0, NULL, NULL},
+    {"CudnnRNNParamsToCanonicalV2", CP_T, params_to_canonical, 0, NULL, NULL},
     {NULL}};
 
 void dfx__kernels_seq_cudnn_params(dfx_registry *r);

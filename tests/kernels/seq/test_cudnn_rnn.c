@@ -329,3 +329,34 @@ Test(cudnn_rnn, canonical_to_params_concatenates_weights_then_biases) {
   in[4] = keep;
   for (int i = 0; i < 3 + 2 * nm; i++) dfx__tensor_unref(in[i]);
 }
+
+Test(cudnn_rnn, params_to_canonical_unpacks_in_order) {
+  /* LSTM, bidirectional, 2 layers, 2 units, 3 inputs; params 0, 1, 2, ... */
+  int L = 2, D = 2, U = 2, I = 3, G = 4, nm = L * D * 2 * G;
+  rcase k = {"lstm", D, L, 1, 1, I, U, 1, 0, {0}};
+  int64_t np = n_params(&k), pd[1] = {np};
+  float p[512];
+  cr_assert(np <= 512);
+  for (int64_t i = 0; i < np; i++) p[i] = (float)i;
+  for (int v2 = 0; v2 < 2; v2++) {
+    dfx_node *n = shape_node(v2 ? "CudnnRNNParamsToCanonicalV2" : "CudnnRNNParamsToCanonical", "lstm", D);
+    if (v2) kh_attr_int(n, "num_params_weights", nm), kh_attr_int(n, "num_params_biases", nm);
+    else kh_attr_int(n, "num_params", nm);
+    dfx_tensor *in[4] = {kh_scalar_i32(L), kh_scalar_i32(U), kh_scalar_i32(I), kh_f32(1, pd, p)}, *out[64] = {0};
+    int no = 0;
+    cr_assert_eq(kh_run(n, in, 4, out, &no, err, sizeof err), DFX_OK, "%s", err);
+    cr_assert_eq(no, 2 * nm);
+    float next = 0;
+    for (int j = 0; j < 2 * nm; j++) {
+      int l = j < nm ? j / (D * 2 * G) : 0, m = j % (2 * G);
+      int cols = j < nm ? (m < G ? (l ? D * U : I) : U) : 0;
+      if (j < nm) cr_expect(out[j]->ndims == 2 && out[j]->dims[0] == U && out[j]->dims[1] == cols, "weights[%d] shape", j);
+      else cr_expect(out[j]->ndims == 1 && out[j]->dims[0] == U, "biases[%d] shape", j - nm);
+      for (int64_t e = 0; e < out[j]->count; e++) cr_expect_eq(((float *)out[j]->data)[e], next++, "tensor %d elem %lld", j, (long long)e);
+    }
+    cr_expect_eq(next, (float)np);
+    for (int i = 0; i < 4; i++) dfx__tensor_unref(in[i]);
+    for (int i = 0; i < no; i++) dfx__tensor_unref(out[i]);
+    kh_node_free(n);
+  }
+}
