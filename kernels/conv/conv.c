@@ -241,6 +241,24 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
 DEFINE_CONV(float, cblas_sgemm)
 DEFINE_CONV(double, cblas_dgemm)
 
+/* float depthwise forward (DepthwiseConv2dNative is 2-D only): depthwise.c's
+ * rows, in blocks of about CU_POLL_WORK multiply-adds between polls for
+ * cancellation. */
+static dfx_code depthwise_f32(dfx_kctx *ctx, const cparams *p, const float *x, const float *f, float *y,
+                              const dfx_conv_epilogue *ep) {
+  dfx_dw_geom g = {.N = p->N, .H = p->in[1], .W = p->in[2], .C = p->C, .M = p->OC / p->C, .KH = p->k[1],
+                   .KW = p->k[2], .OH = p->out[1], .OW = p->out[2], .sh = p->stride[1], .sw = p->stride[2],
+                   .dh = p->dil[1], .dw = p->dil[2], .pt = p->padb[1], .pl = p->padb[2]};
+  int64_t rows = g.N * g.OH, per_row = g.OW * p->OC * g.KH * g.KW;
+  int64_t step = per_row > 0 && per_row < CU_POLL_WORK ? CU_POLL_WORK / per_row : 1;
+  for (int64_t r0 = 0; r0 < rows; r0 += step) {
+    dfx_code c = dfx__kctx_poll(ctx);
+    if (c == DFX_OK) c = dfx__dw_rows_f32(&g, x, f, y, ep, r0, r0 + step < rows ? r0 + step : rows);
+    if (c != DFX_OK) return c;
+  }
+  return DFX_OK;
+}
+
 /* Runs the convolution: src has xdims (data format), result has ydims. back:
  * src is out_backprop and the result is the input gradient. An empty src or
  * filter gives zeros. float32 reads its operands in place and, channels
@@ -275,7 +293,9 @@ static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, cons
     x = tmp;
   }
   if (p->depthwise)
-    code = dbl ? depthwise_double(ctx, p, x, f, y, back, ep) : depthwise_float(ctx, p, x, f, y, back, ep);
+    code = dbl    ? depthwise_double(ctx, p, x, f, y, back, ep)
+           : back ? depthwise_float(ctx, p, x, f, y, back, ep)
+                  : depthwise_f32(ctx, p, x, f, y, ep);
   else
     code = dbl ? gemm_conv_double(ctx, p, x, f, y, back, ep) : gemm_conv_float(ctx, p, x, f, y, back, ep);
   if (code != DFX_OK) goto done;
@@ -331,6 +351,7 @@ static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise, const dfx_conv_epilogue *
 }
 
 dfx_code dfx__conv_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep) { return conv_fwd(ctx, 0, ep); }
+dfx_code dfx__depthwise_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep) { return conv_fwd(ctx, 1, ep); }
 static dfx_code conv(dfx_kctx *ctx) { return conv_fwd(ctx, 0, NULL); }
 static dfx_code depthwise(dfx_kctx *ctx) { return conv_fwd(ctx, 1, NULL); }
 

@@ -40,7 +40,7 @@ static void same_bits(const dfx_tensor *got, const dfx_tensor *want, const char 
 }
 
 typedef struct fcase {
-  int nchw;
+  int nchw, depthwise; /* depthwise: O is the channel multiplier */
   int64_t N, H, W, C, KH, KW, O, sh, sw, dh, dw;
   const char *pad;
 } fcase;
@@ -62,14 +62,14 @@ static void conv_attrs(dfx_node *n, const fcase *c, dfx_dtype dt) {
 static void run_case(const fcase *c, dfx_dtype dt, int bn, int act, unsigned seed) {
   int64_t xd[4] = {c->N, c->H, c->W, c->C};
   if (c->nchw) xd[1] = c->C, xd[2] = c->H, xd[3] = c->W;
-  int64_t fd[4] = {c->KH, c->KW, c->C, c->O}, vd[1] = {c->O};
+  int64_t fd[4] = {c->KH, c->KW, c->C, c->O}, vd[1] = {c->depthwise ? c->C * c->O : c->O};
   dfx_tensor *x = rand_tensor(dt, 4, xd, 3, 0, &seed), *f = rand_tensor(dt, 4, fd, 1, 0, &seed);
   dfx_tensor *args[4];
   int n_args = bn ? 4 : 1;
   for (int i = 0; i < n_args; i++) /* variance (i == 3) stays positive */
     args[i] = rand_tensor(dt, 1, vd, i == 3 ? 0.5 : 2, i == 3 ? 0.6 : 0, &seed);
 
-  dfx_node *conv = kh_node_new("Conv2D");
+  dfx_node *conv = kh_node_new(c->depthwise ? "DepthwiseConv2dNative" : "Conv2D");
   conv_attrs(conv, c, dt);
   dfx_tensor *y = run1(conv, (dfx_tensor *[]){x, f}, 2);
   dfx_node *mid;
@@ -97,18 +97,18 @@ static void run_case(const fcase *c, dfx_dtype dt, int bn, int act, unsigned see
     kh_node_free(a);
   }
 
-  dfx_node *fz = kh_node_new("_FusedConv2D");
+  dfx_node *fz = kh_node_new(c->depthwise ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
   conv_attrs(fz, c, dt);
   const char *ops[2] = {bn ? "FusedBatchNorm" : "BiasAdd", acts[act]};
   kh_attr_strs(fz, "fused_ops", ops, acts[act] ? 2 : 1);
   kh_attr_int(fz, "num_args", n_args);
-  kh_attr_types(fz, "TArgs", (dfx_dtype[]){dt, dt, dt, dt}, n_args);
+  if (!c->depthwise) kh_attr_types(fz, "TArgs", (dfx_dtype[]){dt, dt, dt, dt}, n_args);
   if (bn) kh_attr_float(fz, "epsilon", 0.001f);
   if (act == 4) kh_attr_float(fz, "leakyrelu_alpha", 0.3f);
   dfx_tensor *fin[6] = {x, f, args[0], args[1], args[2], args[3]};
   dfx_tensor *got = run1(fz, fin, 2 + n_args);
   char what[160];
-  snprintf(what, sizeof what, "%s %s pad %s stride %lldx%lld dil %lldx%lld %s+%s dtype %d", c->nchw ? "NCHW" : "NHWC",
+  snprintf(what, sizeof what, "%s%s %s pad %s stride %lldx%lld dil %lldx%lld %s+%s dtype %d", c->depthwise ? "depthwise " : "", c->nchw ? "NCHW" : "NHWC",
            c->KH == 1 ? "1x1" : "kxk", c->pad, (long long)c->sh, (long long)c->sw, (long long)c->dh,
            (long long)c->dw, ops[0], acts[act] ? acts[act] : "-", dt);
   same_bits(got, want, what);
@@ -138,6 +138,31 @@ Test(fused_conv, matches_the_unfused_kernels) {
           for (int bn = 0; bn < 2; bn++)
             for (int act = 0; act < 5; act++) {
               if (bn && dts[d] != DFX_F32) continue; /* FusedBatchNorm has no double kernel to compare with */
+              run_case(&c, dts[d], bn, act, seed++);
+            }
+      }
+}
+
+/* _FusedDepthwiseConv2dNative over the depthwise kernel's paths: channel
+ * counts for the 16-wide, 4-wide and scalar loops, multipliers 1 and more,
+ * strides, dilations, every padding, both formats. */
+Test(fused_conv, depthwise_matches_the_unfused_kernels) {
+  const char *pads[] = {"VALID", "SAME", "EXPLICIT"};
+  static const int64_t cm[][2] = {{16, 1}, {21, 1}, {3, 1}, {3, 4}, {2, 20}};
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int n_dt = ct_declared("_FusedDepthwiseConv2dNative", "T", dts);
+  unsigned seed = 23;
+  for (size_t k = 0; k < sizeof cm / sizeof cm[0]; k++)
+    for (int nchw = 0; nchw < 2; nchw++)
+      for (int cfg = 0; cfg < 3; cfg++) {
+        fcase c = {.nchw = nchw, .depthwise = 1, .N = 2, .H = 7, .W = 9, .C = cm[k][0], .KH = 3, .KW = 3,
+                   .O = cm[k][1], .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pad = pads[(k + cfg) % 3]};
+        if (cfg == 1) c.sh = 2, c.sw = 3;
+        if (cfg == 2) c.dh = 2, c.dw = 3;
+        for (int d = 0; d < n_dt; d++)
+          for (int bn = 0; bn < 2; bn++)
+            for (int act = 0; act < 5; act++) {
+              if (bn && dts[d] != DFX_F32) continue;
               run_case(&c, dts[d], bn, act, seed++);
             }
       }

@@ -1,0 +1,127 @@
+/* depthwise.c - float32 depthwise convolution forward, channels last: the
+ * path DepthwiseConv2dNative and _FusedDepthwiseConv2dNative take for
+ * float (conv.c keeps the double path and the backprop).
+ *
+ * Work is split by output row (one image row of one batch element), and
+ * dfx__dw_rows_f32 computes any range of them, so a parallel_for over the
+ * intra-op pool can later hand each worker its own range: rows write
+ * disjoint outputs and share only read-only inputs.
+ *
+ * Per output position, the taps that fall inside the input are listed
+ * once; then, with a channel multiplier of 1 (MobileNet's case), each block
+ * of 16 channels accumulates over those taps in a vector register and is
+ * stored once; with a larger multiplier, each input channel's value is
+ * broadcast over its M outputs. The taps are summed in the order conv.c's
+ * reference loop uses (kernel row, then column, from zero), so results
+ * agree with it up to FMA contraction, and the fused op computes the same
+ * bits as the unfused one (the epilogue runs after the sum, on each row
+ * while it is in cache).
+ *
+ * The vectors are GCC/Clang generic vectors; on x86-64 the hot functions
+ * are compiled three times (AVX-512, AVX2+FMA, baseline) and the loader
+ * picks one for the CPU it runs on (target_clones), so the build itself
+ * stays portable. */
+#include "conv.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define DW_CLONES __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#endif
+#endif
+#ifndef DW_CLONES
+#define DW_CLONES
+#endif
+
+typedef float v16 __attribute__((vector_size(64)));
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+
+/* Unaligned vector loads and stores (memcpy compiles to one instruction). */
+#define VLOAD(V, p) ({ V v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(v))
+
+/* The taps of one output position that fall inside the input: input and
+ * filter offsets, in kernel-row-then-column order. Returns their count. */
+static int64_t taps_at(const dfx_dw_geom *g, int64_t oh, int64_t ow, int64_t *xo, int64_t *fo) {
+  int64_t n = 0, ih0 = oh * g->sh - g->pt, iw0 = ow * g->sw - g->pl, OC = g->C * g->M;
+  for (int64_t kh = 0; kh < g->KH; kh++) {
+    int64_t ih = ih0 + kh * g->dh;
+    if (ih < 0 || ih >= g->H) continue;
+    for (int64_t kw = 0; kw < g->KW; kw++) {
+      int64_t iw = iw0 + kw * g->dw;
+      if (iw < 0 || iw >= g->W) continue;
+      xo[n] = (ih * g->W + iw) * g->C;
+      fo[n] = (kh * g->KW + kw) * OC;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Multiplier 1: yo[c] = sum over taps of x[xo + c] * f[fo + c]. */
+DW_CLONES static void pixel_m1(const float *x, const float *f, float *yo, int64_t C, const int64_t *xo,
+                               const int64_t *fo, int64_t nt) {
+  int64_t c = 0;
+  for (; c + 16 <= C; c += 16) {
+    v16 acc = {0};
+    for (int64_t t = 0; t < nt; t++) acc += VLOAD(v16, x + xo[t] + c) * VLOAD(v16, f + fo[t] + c);
+    VSTORE(yo + c, acc);
+  }
+  for (; c + 4 <= C; c += 4) {
+    v4 acc = {0};
+    for (int64_t t = 0; t < nt; t++) acc += VLOAD(v4, x + xo[t] + c) * VLOAD(v4, f + fo[t] + c);
+    VSTORE(yo + c, acc);
+  }
+  for (; c < C; c++) {
+    float acc = 0;
+    for (int64_t t = 0; t < nt; t++) acc += x[xo[t] + c] * f[fo[t] + c];
+    yo[c] = acc;
+  }
+}
+
+/* y[0..n) += a * f[0..n) */
+static inline void axpy(float *y, float a, const float *f, int64_t n) {
+  int64_t m = 0;
+  v16 a16 = a - (v16){0};
+  v4 a4 = a - (v4){0};
+  for (; m + 16 <= n; m += 16) {
+    v16 r = VLOAD(v16, y + m) + a16 * VLOAD(v16, f + m);
+    VSTORE(y + m, r);
+  }
+  for (; m + 4 <= n; m += 4) {
+    v4 r = VLOAD(v4, y + m) + a4 * VLOAD(v4, f + m);
+    VSTORE(y + m, r);
+  }
+  for (; m < n; m++) y[m] += a * f[m];
+}
+
+/* Multiplier M > 1: yo[c*M + m] = sum over taps of x[xo + c] * f[fo + c*M + m]. */
+DW_CLONES static void pixel_mult(const float *x, const float *f, float *yo, int64_t C, int64_t M, const int64_t *xo,
+                                 const int64_t *fo, int64_t nt) {
+  memset(yo, 0, sizeof(float) * (size_t)(C * M));
+  for (int64_t t = 0; t < nt; t++)
+    for (int64_t c = 0; c < C; c++) axpy(yo + c * M, x[xo[t] + c], f + fo[t] + c * M, M);
+}
+
+dfx_code dfx__dw_rows_f32(const dfx_dw_geom *g, const float *x, const float *f, float *y,
+                          const dfx_conv_epilogue *ep, int64_t row0, int64_t row1) {
+  int64_t K = g->KH * g->KW, OC = g->C * g->M;
+  int64_t *xo = dfx__malloc(dfx__mul_size((size_t)(2 * K), sizeof(int64_t)));
+  if (!xo) return DFX_ENOMEM;
+  int64_t *fo = xo + K;
+  for (int64_t row = row0; row < row1; row++) {
+    int64_t n = row / g->OH, oh = row % g->OH;
+    const float *xn = x + n * g->H * g->W * g->C;
+    float *yrow = y + row * g->OW * OC;
+    for (int64_t ow = 0; ow < g->OW; ow++) {
+      int64_t nt = taps_at(g, oh, ow, xo, fo);
+      if (g->M == 1)
+        pixel_m1(xn, f, yrow + ow * OC, g->C, xo, fo, nt);
+      else
+        pixel_mult(xn, f, yrow + ow * OC, g->C, g->M, xo, fo, nt);
+    }
+    if (ep) ep->fn(ep->ud, yrow, g->OW, OC, 0);
+  }
+  dfx__free(xo);
+  return DFX_OK;
+}
