@@ -198,10 +198,10 @@ class OpenCVRunner:
         return self.net.forward(self.names)
 
 
-def timed(fn):
-    t = time.perf_counter()
+def timed(fn, clock=time.perf_counter):
+    t = clock()
     fn()
-    return (time.perf_counter() - t) * 1e3
+    return (clock() - t) * 1e3
 
 
 def main():
@@ -212,13 +212,19 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--only", default="", help="comma-separated model names")
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time the calling thread's CPU time instead of wall time: at 1 thread both engines run "
+                         "on the calling thread, so this shows their work with the machine's load taken out "
+                         "(meaningless at more threads)")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
+    clock = time.thread_time if a.cpu else time.perf_counter
     only = set(filter(None, a.only.split(",")))
     tmp = tempfile.mkdtemp(prefix="models_vs_opencv.")
     rows = []
     print(f"models in {os.path.abspath(a.models)}; {a.reps} interleaved runs each; OpenCV "
-          f"{cv2.__version__ if cv2 else 'not installed'}; medians in ms")
+          f"{cv2.__version__ if cv2 else 'not installed'}; medians in ms of "
+          f"{'the calling thread CPU time' if a.cpu else 'wall time'}")
     print(f"{'model':<12} {'thr':>3} {'dfexec ms':>10} {'OpenCV ms':>10} {'ratio':>6}  outputs")
     for name in sorted(os.listdir(a.models)):
         d = os.path.join(a.models, name)
@@ -247,9 +253,9 @@ def main():
             verdict = sorted(set(verdict))
             td, to = [], []
             for _ in range(a.reps):  # interleaved: one run of each in turn
-                td.append(timed(dfx))
+                td.append(timed(dfx, clock))
                 if ocv is not None:
-                    to.append(timed(ocv))
+                    to.append(timed(ocv, clock))
             md = statistics.median(td)
             mo = statistics.median(to) if to else None
             row = {"model": name, "threads": t, "dfexec_ms": md, "opencv_ms": mo,

@@ -9,8 +9,8 @@
  *
  * Per output position, the taps that fall inside the input are listed
  * once; then, with a channel multiplier of 1 (MobileNet's case), each block
- * of 16 channels accumulates over those taps in a vector register and is
- * stored once; with a larger multiplier, each input channel's value is
+ * of 16 channels (four blocks at a time where there are 64) accumulates
+ * over those taps in a vector register and is stored once; with a larger multiplier, each input channel's value is
  * broadcast over its M outputs. The taps are summed in the order conv.c's
  * reference loop uses (kernel row, then column, from zero), so results
  * agree with it up to FMA contraction, and the fused op computes the same
@@ -58,10 +58,26 @@ static int64_t taps_at(const dfx_dw_geom *g, int64_t oh, int64_t ow, int64_t *xo
   return n;
 }
 
-/* Multiplier 1: yo[c] = sum over taps of x[xo + c] * f[fo + c]. */
+/* Multiplier 1: yo[c] = sum over taps of x[xo + c] * f[fo + c]. Four
+ * independent 16-wide sums at a time keep the FMA units busy (one sum's
+ * chain of dependent adds would wait on each add's latency). */
 DW_CLONES static void pixel_m1(const float *x, const float *f, float *yo, int64_t C, const int64_t *xo,
                                const int64_t *fo, int64_t nt) {
   int64_t c = 0;
+  for (; c + 64 <= C; c += 64) {
+    v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (int64_t t = 0; t < nt; t++) {
+      const float *xs = x + xo[t] + c, *fs = f + fo[t] + c;
+      a0 += VLOAD(v16, xs) * VLOAD(v16, fs);
+      a1 += VLOAD(v16, xs + 16) * VLOAD(v16, fs + 16);
+      a2 += VLOAD(v16, xs + 32) * VLOAD(v16, fs + 32);
+      a3 += VLOAD(v16, xs + 48) * VLOAD(v16, fs + 48);
+    }
+    VSTORE(yo + c, a0);
+    VSTORE(yo + c + 16, a1);
+    VSTORE(yo + c + 32, a2);
+    VSTORE(yo + c + 48, a3);
+  }
   for (; c + 16 <= C; c += 16) {
     v16 acc = {0};
     for (int64_t t = 0; t < nt; t++) acc += VLOAD(v16, x + xo[t] + c) * VLOAD(v16, f + fo[t] + c);

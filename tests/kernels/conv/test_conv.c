@@ -208,13 +208,13 @@ Test(conv, conv3d_and_depthwise) {
 }
 
 /* The float depthwise kernel's paths (depthwise.c): channel counts that use
- * 16-wide blocks, 4-wide blocks and a scalar tail, multipliers 1 and above
+ * four 16-wide blocks, 16-wide blocks, 4-wide blocks and a scalar tail, multipliers 1 and above
  * (16- and 4-wide axpy plus tail), windows cut by every border, strides,
  * dilations, odd sizes, every padding and both formats; float32 and half
  * take it, double the reference loop. */
 Test(conv, depthwise_paths) {
   const char *pads[] = {"VALID", "SAME", "EXPLICIT"};
-  static const int64_t cm[][2] = {{1, 1}, {16, 1}, {37, 1}, {4, 1}, {3, 5}, {2, 17}, {5, 12}, {1, 36}, {20, 2}};
+  static const int64_t cm[][2] = {{1, 1}, {16, 1}, {37, 1}, {4, 1}, {150, 1}, {3, 5}, {2, 17}, {5, 12}, {1, 36}, {20, 2}};
   dfx_dtype dts[] = {DFX_F32, DFX_F64, DFX_F16};
   unsigned seed = 99;
   for (size_t k = 0; k < sizeof cm / sizeof cm[0]; k++)
