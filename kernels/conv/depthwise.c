@@ -58,12 +58,12 @@ static int64_t taps_at(const dfx_dw_geom *g, int64_t oh, int64_t ow, int64_t *xo
   return n;
 }
 
-/* Multiplier 1: yo[c] = sum over taps of x[xo + c] * f[fo + c]. Four
- * independent 16-wide sums at a time keep the FMA units busy (one sum's
- * chain of dependent adds would wait on each add's latency). */
-DW_CLONES static void pixel_m1(const float *x, const float *f, float *yo, int64_t C, const int64_t *xo,
+/* Multiplier 1, channels [c, C) of one position: yo[c] = sum over taps of
+ * x[xo + c] * f[fo + c]. Four independent 16-wide sums at a time keep the
+ * FMA units busy (one sum's chain of dependent adds would wait on each
+ * add's latency). */
+DW_CLONES static void pixel_m1(const float *x, const float *f, float *yo, int64_t c, int64_t C, const int64_t *xo,
                                const int64_t *fo, int64_t nt) {
-  int64_t c = 0;
   for (; c + 64 <= C; c += 64) {
     v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
     for (int64_t t = 0; t < nt; t++) {
@@ -92,6 +92,34 @@ DW_CLONES static void pixel_m1(const float *x, const float *f, float *yo, int64_
     float acc = 0;
     for (int64_t t = 0; t < nt; t++) acc += x[xo[t] + c] * f[fo[t] + c];
     yo[c] = acc;
+  }
+}
+
+/* Multiplier 1, four neighbouring positions ow .. ow + 3 of output row oh
+ * whose windows lie inside the input along the row (rows kh0 .. kh1 - 1 of
+ * the filter are the ones inside it vertically), channels [0, C16), C16 a
+ * multiple of 16: the four sums are independent and share each filter
+ * load. Same taps, same order as pixel_m1, so the same bits. */
+DW_CLONES static void quad_m1(const dfx_dw_geom *g, const float *xn, const float *f, float *yo, int64_t oh,
+                              int64_t ow, int64_t kh0, int64_t kh1, int64_t C16) {
+  int64_t C = g->C, step = g->sw * C, tap = g->dw * C;
+  for (int64_t c = 0; c < C16; c += 16) {
+    v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (int64_t kh = kh0; kh < kh1; kh++) {
+      int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+      const float *xr = xn + (ih * g->W + ow * g->sw - g->pl) * C + c, *fr = f + kh * g->KW * C + c;
+      for (int64_t kw = 0; kw < g->KW; kw++, xr += tap, fr += C) {
+        v16 fv = VLOAD(v16, fr);
+        a0 += VLOAD(v16, xr) * fv;
+        a1 += VLOAD(v16, xr + step) * fv;
+        a2 += VLOAD(v16, xr + 2 * step) * fv;
+        a3 += VLOAD(v16, xr + 3 * step) * fv;
+      }
+    }
+    VSTORE(yo + c, a0);
+    VSTORE(yo + C + c, a1);
+    VSTORE(yo + 2 * C + c, a2);
+    VSTORE(yo + 3 * C + c, a3);
   }
 }
 
@@ -129,12 +157,36 @@ dfx_code dfx__dw_rows_f32(const dfx_dw_geom *g, const float *x, const float *f, 
     int64_t n = row / g->OH, oh = row % g->OH;
     const float *xn = x + n * g->H * g->W * g->C;
     float *yrow = y + row * g->OW * OC;
-    for (int64_t ow = 0; ow < g->OW; ow++) {
+    /* Multiplier 1: positions [lo, hi) have every filter column inside
+     * the input; they go four at a time (quad_m1) for whole 16-channel
+     * blocks, the rest one at a time. */
+    int64_t lo = 0, hi = 0, kh0 = 0, kh1 = 0, C16 = g->M == 1 ? g->C / 16 * 16 : 0;
+    if (C16) {
+      int64_t last = g->W - 1 + g->pl - (g->KW - 1) * g->dw; /* ow * sw may be at most this */
+      lo = (g->pl + g->sw - 1) / g->sw;
+      hi = last >= 0 ? last / g->sw + 1 : 0;
+      if (hi > g->OW) hi = g->OW;
+      if (hi < lo) hi = lo;
+      for (kh0 = 0; kh0 < g->KH && oh * g->sh - g->pt + kh0 * g->dh < 0; kh0++) {}
+      for (kh1 = kh0; kh1 < g->KH && oh * g->sh - g->pt + kh1 * g->dh < g->H; kh1++) {}
+    }
+    for (int64_t ow = 0; ow < g->OW;) {
       int64_t nt = taps_at(g, oh, ow, xo, fo);
-      if (g->M == 1)
-        pixel_m1(xn, f, yrow + ow * OC, g->C, xo, fo, nt);
-      else
-        pixel_mult(xn, f, yrow + ow * OC, g->C, g->M, xo, fo, nt);
+      float *yo = yrow + ow * OC;
+      if (g->M != 1) {
+        pixel_mult(xn, f, yo, g->C, g->M, xo, fo, nt);
+        ow++;
+      } else if (ow >= lo && ow + 4 <= hi) {
+        quad_m1(g, xn, f, yo, oh, ow, kh0, kh1, C16);
+        for (int i = 0; i < 4; i++, yo += OC) {
+          if (i) taps_at(g, oh, ow + i, xo, fo);
+          pixel_m1(xn, f, yo, C16, g->C, xo, fo, nt);
+        }
+        ow += 4;
+      } else {
+        pixel_m1(xn, f, yo, 0, g->C, xo, fo, nt);
+        ow++;
+      }
     }
     if (ep) ep->fn(ep->ud, yrow, g->OW, OC, 0);
   }

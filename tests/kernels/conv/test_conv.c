@@ -218,13 +218,14 @@ Test(conv, depthwise_paths) {
   dfx_dtype dts[] = {DFX_F32, DFX_F64, DFX_F16};
   unsigned seed = 99;
   for (size_t k = 0; k < sizeof cm / sizeof cm[0]; k++)
-    for (int cfg = 0; cfg < 4; cfg++) {
+    for (int cfg = 0; cfg < 5; cfg++) {
       ccase w = {.nd = 2, .clast = cfg != 3, .depthwise = 1, .N = 2, .C = cm[k][0], .in = {7, 9}, .k = {3, 3},
                  .fout = cm[k][1], .stride = {1, 1}, .dil = {1, 1}, .pad = pads[(k + cfg) % 3],
                  .ep = {{2, 1}, {0, 3}}};
       if (cfg == 1) w.stride[0] = 2, w.stride[1] = 3, w.k[1] = 5;
       if (cfg == 2) w.dil[0] = 2, w.dil[1] = 3, w.in[0] = 11;
       if (cfg == 3) w.k[0] = 1, w.k[1] = 4, w.in[0] = 1; /* a 1-D window (har_cnn's shape), NCHW */
+      if (cfg == 4) w.in[0] = 5, w.in[1] = 29, w.stride[1] = 2, w.dil[1] = 2; /* rows of 4-position blocks */
       for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) run_case(&w, dts[d], seed++);
     }
 }
