@@ -18,14 +18,15 @@
  * while it is in cache).
  *
  * The vectors are GCC/Clang generic vectors; on x86-64 the hot functions
- * are compiled three times (AVX-512, AVX2+FMA, baseline) and the loader
- * picks one for the CPU it runs on (target_clones), so the build itself
- * stays portable. */
+ * are compiled three times (AVX-512F, which brings FMA; AVX2; baseline)
+ * and the loader picks one by the CPU's features (target_clones; not by
+ * "arch=", which tests the CPU model and never matches an AMD CPU), so the
+ * build itself stays portable. */
 #include "conv.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define DW_CLONES __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define DW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif
 #ifndef DW_CLONES
