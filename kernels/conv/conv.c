@@ -134,6 +134,8 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
             if (add_back) {                                                                              \
               if (ok)                                                                                    \
                 for (int64_t q = 0; q < icg; q++) dx[xo + q] += col[q];                                  \
+            } else if (ok && icg <= 8) { /* a few channels (an RGB image): no call */                   \
+              for (int64_t q = 0; q < icg; q++) col[q] = x[xo + q];                                      \
             } else if (ok) {                                                                             \
               memcpy(col, x + xo, (size_t)icg * sizeof(W));                                              \
             } else {                                                                                     \
@@ -277,7 +279,10 @@ static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, cons
   if (!f32 && (!(x = xbuf = cu_load(src, dbl)) || !(f = fbuf = cu_load(filt, dbl)))) goto done;
   if (f32 && p->clast) { /* the GEMM writes the output itself */
     y = out->data;
-    if (ycount) memset(y, 0, (size_t)ycount * ws);
+    /* Forward, every output value is written (the GEMM with beta 0, or
+     * depthwise.c); the backprop accumulates, and an empty input with
+     * explicit padding still has an output (of zeros). */
+    if (ycount && (back || !src->count)) memset(y, 0, (size_t)ycount * ws);
   } else if (!(y = ybuf = dfx__calloc((size_t)(ycount ? ycount : 1), ws))) {
     goto done;
   }

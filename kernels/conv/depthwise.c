@@ -172,20 +172,17 @@ dfx_code dfx__dw_rows_f32(const dfx_dw_geom *g, const float *x, const float *f, 
       for (kh1 = kh0; kh1 < g->KH && oh * g->sh - g->pt + kh1 * g->dh < g->H; kh1++) {}
     }
     for (int64_t ow = 0; ow < g->OW;) {
-      int64_t nt = taps_at(g, oh, ow, xo, fo);
       float *yo = yrow + ow * OC;
       if (g->M != 1) {
-        pixel_mult(xn, f, yo, g->C, g->M, xo, fo, nt);
+        pixel_mult(xn, f, yo, g->C, g->M, xo, fo, taps_at(g, oh, ow, xo, fo));
         ow++;
       } else if (ow >= lo && ow + 4 <= hi) {
         quad_m1(g, xn, f, yo, oh, ow, kh0, kh1, C16);
-        for (int i = 0; i < 4; i++, yo += OC) {
-          if (i) taps_at(g, oh, ow + i, xo, fo);
-          pixel_m1(xn, f, yo, C16, g->C, xo, fo, nt);
-        }
+        for (int i = 0; i < 4 && C16 < g->C; i++, yo += OC)
+          pixel_m1(xn, f, yo, C16, g->C, xo, fo, taps_at(g, oh, ow + i, xo, fo));
         ow += 4;
       } else {
-        pixel_m1(xn, f, yo, 0, g->C, xo, fo, nt);
+        pixel_m1(xn, f, yo, 0, g->C, xo, fo, taps_at(g, oh, ow, xo, fo));
         ow++;
       }
     }

@@ -230,6 +230,28 @@ Test(conv, depthwise_paths) {
     }
 }
 
+/* An empty image with explicit padding still has outputs, all zeros (the
+ * padding convolved): the float32 path must not leave them unwritten. */
+Test(conv, empty_input_explicit_padding_gives_zeros) {
+  const char *ops[] = {"Conv2D", "DepthwiseConv2dNative"};
+  for (int k = 0; k < 2; k++) {
+    dfx_node *n = kh_node_new(ops[k]);
+    kh_attr_type(n, "T", DFX_F32);
+    kh_attr_ints(n, "strides", (int64_t[]){1, 1, 1, 1}, 4);
+    kh_attr_str(n, "padding", "EXPLICIT");
+    kh_attr_ints(n, "explicit_paddings", (int64_t[]){0, 0, 1, 1, 2, 1, 0, 0}, 8);
+    dfx_tensor *x = kh_f32(4, (int64_t[]){1, 0, 0, 2}, NULL);
+    dfx_tensor *f = kh_f32(4, (int64_t[]){1, 1, 2, 1}, (float[]){1, 2});
+    dfx_tensor *o[1];
+    ct_run(n, (dfx_tensor *[]){x, f}, 2, o, 1);
+    double z[2 * 3 * 2] = {0};
+    ct_expect(o[0], DFX_F32, 4, (int64_t[]){1, 2, 3, k ? 2 : 1}, z, 0, ops[k]);
+    ct_free(o, 1);
+    ct_free((dfx_tensor *[]){x, f}, 2);
+    kh_node_free(n);
+  }
+}
+
 /* Hand-computed: 1x3x3x1 input 1..9, 2x2x1x1 filter of ones, VALID. */
 Test(conv, conv2d_known_values) {
   float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, f[4] = {1, 1, 1, 1};
