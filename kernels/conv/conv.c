@@ -119,6 +119,9 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
   static void im2col_##W(const cparams *p, const W *x, int64_t row0, int64_t rows, int64_t g, W *cols,   \
                          int add_back, W *dx) {                                                         \
     int64_t P = sp_count(p->out), icg = p->icg;                                                          \
+    /* One group and no dilation along the last spatial dim: a window row's   \
+     * taps are adjacent in the input. */                                     \
+    int contiguous = !add_back && icg == p->C && p->dil[2] == 1;                                         \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       int64_t idx = row0 + r, n = idx / P, pos = idx % P;                                                \
       int64_t o0 = pos / (p->out[1] * p->out[2]), o1 = pos / p->out[2] % p->out[1], o2 = pos % p->out[2]; \
@@ -127,6 +130,18 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
         int64_t i0 = o0 * p->stride[0] - p->padb[0] + a * p->dil[0];                                     \
         for (int64_t b = 0; b < p->k[1]; b++) {                                                          \
           int64_t i1 = o1 * p->stride[1] - p->padb[1] + b * p->dil[1];                                   \
+          if (contiguous) { /* the window row is one run of the input: zeros, one copy, zeros */         \
+            int64_t j0 = o2 * p->stride[2] - p->padb[2], lo = j0 < 0 ? -j0 : 0, hi = p->in[2] - j0;      \
+            if (hi > p->k[2]) hi = p->k[2];                                                              \
+            if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1] || hi < lo) lo = hi = 0;           \
+            if (lo) memset(col, 0, (size_t)(lo * icg) * sizeof(W));                                      \
+            if (hi > lo)                                                                                 \
+              memcpy(col + lo * icg, x + (((n * p->in[0] + i0) * p->in[1] + i1) * p->in[2] + j0 + lo) * icg, \
+                     (size_t)((hi - lo) * icg) * sizeof(W));                                             \
+            if (p->k[2] > hi) memset(col + hi * icg, 0, (size_t)((p->k[2] - hi) * icg) * sizeof(W));     \
+            col += p->k[2] * icg;                                                                        \
+            continue;                                                                                    \
+          }                                                                                              \
           for (int64_t c = 0; c < p->k[2]; c++, col += icg) {                                            \
             int64_t i2 = o2 * p->stride[2] - p->padb[2] + c * p->dil[2];                                 \
             int ok = i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2];   \
