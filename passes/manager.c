@@ -31,6 +31,7 @@ static const dfx_pass *const all_passes[] = {
     &dfx__pass_licm,
     &dfx__pass_cse,
     &dfx__pass_fold_batchnorm,
+    &dfx__pass_fold_pad,
     &dfx__pass_remap,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))
