@@ -224,3 +224,38 @@ Test(fused_conv, run_checks_the_arguments) {
   ct_free((dfx_tensor *[]){x, f, b3, b2d, f3, b14, x0}, 7);
   kh_node_free(n);
 }
+
+/* _FusedDepthwiseConv2dNative: what init and a run refuse, and the vector
+ * epilogue on values the random cases never hold (NaN, both clamps):
+ * a 1x1 filter of ones over 16 channels, bias 0, Relu6. */
+Test(fused_conv, depthwise_refusals_and_special_values) {
+  dfx_node *n = kh_node_new("_FusedDepthwiseConv2dNative");
+  fcase c = {.sh = 1, .sw = 1, .dh = 1, .dw = 1, .pad = "VALID"};
+  conv_attrs(n, &c, DFX_F32);
+  kh_attr_strs(n, "fused_ops", (const char *[]){"BiasAdd", "Tanh"}, 2);
+  kh_attr_int(n, "num_args", 1);
+  ct_init_fails(n, "Fusion is not implemented: [BiasAdd,Tanh]");
+  kh_attr_strs(n, "fused_ops", (const char *[]){"BiasAdd", "Relu6"}, 2);
+  kh_attr_int(n, "num_args", 2);
+  ct_init_fails(n, "with BiasAdd must have one extra argument: bias");
+  kh_attr_int(n, "num_args", 1);
+  float xv[16], ones[16], zeros[16] = {0};
+  for (int i = 0; i < 16; i++) xv[i] = (float)(i - 5), ones[i] = 1;
+  xv[0] = NAN, xv[1] = -0.0f, xv[15] = 100;
+  dfx_tensor *x = kh_f32(4, (int64_t[]){1, 1, 1, 16}, xv), *f = kh_f32(4, (int64_t[]){1, 1, 16, 1}, ones);
+  dfx_tensor *b16 = kh_f32(1, (int64_t[]){16}, zeros), *b3 = kh_f32(1, (int64_t[]){3}, zeros);
+  ct_fail(n, (dfx_tensor *[]){x, f, b3}, 3, "one value per output channel");
+  dfx_tensor *o[1];
+  ct_run(n, (dfx_tensor *[]){x, f, b16}, 3, o, 1);
+  const float *y = o[0]->data;
+  cr_assert(isnan(y[0]), "NaN passes through Relu6");
+  cr_assert(y[1] == 0, "-0 in, 0 out: got %g", y[1]);
+  for (int i = 2; i < 16; i++) {
+    float want = i - 5 < 0 ? 0 : i - 5 > 6 ? 6 : (float)(i - 5);
+    if (i == 15) want = 6;
+    cr_assert_eq(y[i], want, "[%d] %g want %g", i, y[i], want);
+  }
+  ct_free(o, 1);
+  ct_free((dfx_tensor *[]){x, f, b16, b3}, 4);
+  kh_node_free(n);
+}
