@@ -6,8 +6,11 @@
  * is a multiple of the filter depth), and rounded back on store. int32 is exact
  * while partial sums stay below 2^53. float32 skips the work buffers: the
  * GEMM reads the input and filter and writes the output in place (channels
- * last). Attrs are checked once, at init. An optional epilogue (conv.h) runs
- * on each block of output rows as soon as it is computed. */
+ * last). Float depthwise forward goes to depthwise.c (vector code); double
+ * and the backprops take the loops here. Attrs are checked once, at init.
+ * An optional epilogue (conv.h) runs on each block of output rows as soon
+ * as it is computed. Every loop is over independent blocks of output rows,
+ * so an intra-op parallel_for can split them without changing a bit. */
 #include <cblas.h>
 #include <limits.h>
 

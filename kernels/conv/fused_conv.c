@@ -2,8 +2,9 @@
  * DepthwiseConv2dNative) followed by BiasAdd or an inference
  * FusedBatchNorm, and optionally Relu, Relu6, Elu or LeakyRelu (TF's CPU
  * patterns, fused_epilogue.h), as Grappler's remapper and dfexec's remap
- * pass write it. The convolution is Conv2D's own (conv.h); the epilogue
- * runs on each block of output rows right after its GEMM. NHWC and NCHW
+ * pass write it. The convolution is Conv2D's (or DepthwiseConv2dNative's)
+ * own (conv.h); the epilogue runs on each block of output rows right after
+ * it is computed. NHWC and NCHW
  * (TF's CPU kernel only takes NHWC); float and double. */
 #include "conv.h"
 #include "fused_epilogue.h"
