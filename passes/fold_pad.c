@@ -15,8 +15,9 @@
  * and runs in the consumer's frame on its device. The convolution takes
  * the Pad's control inputs, so it waits for what the Pad waited for.
  * PadV2's constant must be +0 (a -0 border would change the sign of an
- * all-border sum). Default: it saves a copy of the tensor and TF's CPU
- * kernels accept EXPLICIT on all four ops. */
+ * all-border sum). Default: it saves a copy of the tensor, and all four
+ * ops take EXPLICIT padding in TensorFlow's op registry, so the result
+ * still imports there. */
 #include <math.h>
 #include <string.h>
 
