@@ -22,6 +22,14 @@ const dfx_op_src dfx__op_table_internal[] = {
      "dilations: list(int) = [1, 1, 1, 1]; use_cudnn_on_gpu: bool = true; fused_ops: list(string) = []; "
      "epsilon: float = 0.0001; leakyrelu_alpha: float = 0.2",
      0},
+    /* DepthwiseConv2dNative + BiasAdd or FusedBatchNorm (+ an activation)
+     * (nn_ops.cc; TF's kernel is oneDNN's, dfexec's remap pass writes it). */
+    {"_FusedDepthwiseConv2dNative", "input: T, filter: T, args: num_args * T -> output: T",
+     "T: {half, bfloat16, float, double}; num_args: int >= 0; strides: list(int); "
+     "padding: {'SAME', 'VALID', 'EXPLICIT'}; explicit_paddings: list(int) = []; "
+     "data_format: {'NHWC', 'NCHW'} = 'NHWC'; dilations: list(int) = [1, 1, 1, 1]; fused_ops: list(string) = []; "
+     "epsilon: float = 0.0001; leakyrelu_alpha: float = 0.2",
+     0},
     /* The remapper's MatMul + BiasAdd (+ an activation) (math_ops.cc). */
     {"_FusedMatMul", "a: T, b: T, args: num_args * T -> product: T",
      "transpose_a: bool = false; transpose_b: bool = false; T: {bfloat16, half, float}; num_args: int >= 0; "

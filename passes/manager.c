@@ -20,7 +20,8 @@
  * pass takes); loop-invariant motion of what folding left (licm.c); then
  * CSE, again in the next round over what folding produced. Batch norms
  * fold into constant filters once folding made their parameters Consts,
- * and what is left fuses last. */
+ * zero Pads into the convolutions that read them, and what is left fuses
+ * last. */
 static const dfx_pass *const all_passes[] = {
     &dfx__pass_prune,
     &dfx__pass_identity,
@@ -31,6 +32,7 @@ static const dfx_pass *const all_passes[] = {
     &dfx__pass_licm,
     &dfx__pass_cse,
     &dfx__pass_fold_batchnorm,
+    &dfx__pass_fold_pad,
     &dfx__pass_remap,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))

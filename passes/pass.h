@@ -73,6 +73,7 @@ extern const dfx_pass dfx__pass_arith;      /* arith.c, arith_math.c, arith_shap
 extern const dfx_pass dfx__pass_deadbranch; /* deadbranch.c */
 extern const dfx_pass dfx__pass_licm;       /* licm.c */
 extern const dfx_pass dfx__pass_fold_batchnorm; /* fold_batchnorm.c */
+extern const dfx_pass dfx__pass_fold_pad;   /* fold_pad.c */
 extern const dfx_pass dfx__pass_remap;      /* remap.c */
 
 /* ---- manager.c ---- */

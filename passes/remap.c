@@ -5,6 +5,8 @@
  *   Conv2D + BiasAdd [+ Relu|Relu6|Elu|LeakyRelu]         -> _FusedConv2D
  *   Conv2D + FusedBatchNorm[V2|V3] (is_training false)
  *          [+ Relu|Relu6|Elu|LeakyRelu]                     -> _FusedConv2D
+ *   DepthwiseConv2dNative + BiasAdd | FusedBatchNorm[V2|V3]
+ *          [+ Relu|Relu6|Elu|LeakyRelu]          -> _FusedDepthwiseConv2dNative
  *   MatMul + BiasAdd [+ Relu|Relu6|Elu|LeakyRelu]         -> _FusedMatMul
  *
  * The fused node takes the name (and id) of the pattern's last node, so a
@@ -18,19 +20,27 @@
  * is not kept or fed, and all run in one frame on one device, with T
  * float32 and a kernel for it. Like TF's CPU remapper: Conv2D only in NHWC
  * (TensorFlow's CPU kernel has no NCHW), no Tanh or Sigmoid (TF fuses those
- * only on GPU or oneDNN), no DepthwiseConv2dNative (its fused op has only
- * oneDNN kernels). So a graph this pass wrote (`dfexec optimize`) runs in
- * TensorFlow on a CPU. Default: the kernels are exact and faster. */
+ * only on GPU or oneDNN). The exception is DepthwiseConv2dNative: TF's
+ * _FusedDepthwiseConv2dNative kernel is oneDNN's (on by default in x86
+ * builds since TF 2.9), and fusing it saves MobileNets a pass over every
+ * depthwise output; the depthwise conv is also NHWC only here. So a graph
+ * this pass wrote (`dfexec optimize`) runs in TensorFlow on a CPU with
+ * oneDNN. Default: the kernels are exact and faster. */
 #include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "rewrite.h"
 
+typedef enum { K_CONV, K_DEPTHWISE, K_MATMUL } contraction_kind;
+
 typedef struct pattern {
   int contraction, mid, act; /* act -1 when there is none; the last node is act, else mid */
-  bool conv, bn;
+  contraction_kind kind;
+  bool bn;
 } pattern;
+
+static const char *const fused_op[] = {"_FusedConv2D", "_FusedDepthwiseConv2dNative", "_FusedMatMul"};
 
 static bool is_op(const dfx_node *n, const char *op) { return strcmp(n->op, op) == 0; }
 
@@ -61,12 +71,16 @@ static bool kernel_ok(const dfx_pass_ctx *c, const char *op) {
 static bool match(const dfx_pass_ctx *c, int i, pattern *p) {
   const dfx_graph *g = c->g;
   const dfx_node *x = &g->nodes[i];
-  p->conv = is_op(x, "Conv2D");
-  if (!(p->conv || is_op(x, "MatMul")) || x->removed || !f32(x, "T")) return false;
+  if (is_op(x, "Conv2D")) p->kind = K_CONV;
+  else if (is_op(x, "DepthwiseConv2dNative")) p->kind = K_DEPTHWISE;
+  else if (is_op(x, "MatMul")) p->kind = K_MATMUL;
+  else return false;
+  bool conv = p->kind != K_MATMUL;
+  if (x->removed || !f32(x, "T")) return false;
   /* The BiasAdd or batch norm must add along the conv's channels. */
-  const char *fmt = p->conv ? dfx__attr_str(x, "data_format", "NHWC") : "NHWC";
+  const char *fmt = conv ? dfx__attr_str(x, "data_format", "NHWC") : "NHWC";
   if (strcmp(fmt, "NHWC") != 0) return false; /* TensorFlow's CPU kernel has only NHWC */
-  if (!kernel_ok(c, p->conv ? "_FusedConv2D" : "_FusedMatMul")) return false;
+  if (!kernel_ok(c, fused_op[p->kind])) return false;
   int slot;
   p->contraction = i;
   p->mid = dfx__rewrite_sole_consumer(c, i, &slot);
@@ -74,7 +88,7 @@ static bool match(const dfx_pass_ctx *c, int i, pattern *p) {
   if (p->mid < 0 || slot != 0) return false;
   const dfx_node *m = &g->nodes[p->mid];
   if (!dfx__rewrite_same_place(x, m) || dfx__pass_fed(c, m->name) || !f32(m, "T")) return false;
-  p->bn = p->conv && is_batch_norm(m);
+  p->bn = conv && is_batch_norm(m);
   if (p->bn) {
     if (dfx__attr_bool(m, "is_training", true) || strcmp(dfx__attr_str(m, "data_format", "NHWC"), fmt) != 0 ||
         (m->def && dfx__op_def_attr(m->def, "U") && !f32(m, "U")) || !only_y_used(m))
@@ -93,7 +107,10 @@ static bool match(const dfx_pass_ctx *c, int i, pattern *p) {
 
 static const char *const conv_attrs[] = {"strides", "padding", "explicit_paddings", "data_format", "dilations",
                                          "use_cudnn_on_gpu", NULL};
+static const char *const depthwise_attrs[] = {"strides", "padding", "explicit_paddings", "data_format", "dilations",
+                                              NULL};
 static const char *const matmul_attrs[] = {"transpose_a", "transpose_b", NULL};
+static const char *const *const attrs_of[] = {conv_attrs, depthwise_attrs, matmul_attrs};
 
 static dfx_code set_fused_ops(dfx_graph *g, int id, const char *first, const char *act, dfx_status *st) {
   dfx_str ops[2] = {{(char *)first, strlen(first)}, {(char *)(act ? act : ""), act ? strlen(act) : 0}};
@@ -123,14 +140,14 @@ static dfx_code fuse(dfx_pass_ctx *c, const pattern *p) {
   float alpha = p->act >= 0 ? dfx__attr_float(&g->nodes[p->act], "alpha", 0.2f) : 0.2f;
   float eps = p->bn ? dfx__attr_float(&g->nodes[p->mid], "epsilon", 1e-4f) : 1e-4f;
   if (rc != DFX_OK) goto done;
-  if ((rc = dfx__rewrite_reset(g, last, p->conv ? "_FusedConv2D" : "_FusedMatMul", st)) != DFX_OK) goto done;
+  if ((rc = dfx__rewrite_reset(g, last, fused_op[p->kind], st)) != DFX_OK) goto done;
   for (int k = 0; k < 2 + n_args && rc == DFX_OK; k++) rc = dfx__graph_add_input(g, last, in[k].node, in[k].slot, st);
   for (int k = 0; k < ctrl.n && rc == DFX_OK; k++) rc = dfx__graph_add_input(g, last, ctrl.ids[k], -1, st);
   if (rc == DFX_OK) rc = dfx__rewrite_set_type(g, last, "T", DFX_F32, st);
-  for (const char *const *a = p->conv ? conv_attrs : matmul_attrs; *a && rc == DFX_OK; a++)
+  for (const char *const *a = attrs_of[p->kind]; *a && rc == DFX_OK; a++)
     rc = dfx__rewrite_copy_attr(g, last, p->contraction, *a, st);
   if (rc == DFX_OK) rc = dfx__rewrite_set_int(g, last, "num_args", n_args, st);
-  if (rc == DFX_OK && p->conv) {
+  if (rc == DFX_OK && p->kind == K_CONV) { /* the other two type their args by T */
     dfx_dtype targs[4] = {DFX_F32, DFX_F32, DFX_F32, DFX_F32};
     dfx_attr a = {.name = "TArgs", .kind = DFX_ATTR_LIST, .v.list = {.kind = DFX_ATTR_TYPE, .n = n_args}};
     a.v.list.v.type = targs;

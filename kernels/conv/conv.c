@@ -6,8 +6,11 @@
  * is a multiple of the filter depth), and rounded back on store. int32 is exact
  * while partial sums stay below 2^53. float32 skips the work buffers: the
  * GEMM reads the input and filter and writes the output in place (channels
- * last). Attrs are checked once, at init. An optional epilogue (conv.h) runs
- * on each block of output rows as soon as it is computed. */
+ * last). Float depthwise forward goes to depthwise.c (vector code); double
+ * and the backprops take the loops here. Attrs are checked once, at init.
+ * An optional epilogue (conv.h) runs on each block of output rows as soon
+ * as it is computed. Every loop is over independent blocks of output rows,
+ * so an intra-op parallel_for can split them without changing a bit. */
 #include <cblas.h>
 #include <limits.h>
 
@@ -119,6 +122,9 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
   static void im2col_##W(const cparams *p, const W *x, int64_t row0, int64_t rows, int64_t g, W *cols,   \
                          int add_back, W *dx) {                                                         \
     int64_t P = sp_count(p->out), icg = p->icg;                                                          \
+    /* One group and no dilation along the last spatial dim: a window row's   \
+     * taps are adjacent in the input. */                                     \
+    int contiguous = !add_back && icg == p->C && p->dil[2] == 1;                                         \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       int64_t idx = row0 + r, n = idx / P, pos = idx % P;                                                \
       int64_t o0 = pos / (p->out[1] * p->out[2]), o1 = pos / p->out[2] % p->out[1], o2 = pos % p->out[2]; \
@@ -127,6 +133,18 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
         int64_t i0 = o0 * p->stride[0] - p->padb[0] + a * p->dil[0];                                     \
         for (int64_t b = 0; b < p->k[1]; b++) {                                                          \
           int64_t i1 = o1 * p->stride[1] - p->padb[1] + b * p->dil[1];                                   \
+          if (contiguous) { /* the window row is one run of the input: zeros, one copy, zeros */         \
+            int64_t j0 = o2 * p->stride[2] - p->padb[2], lo = j0 < 0 ? -j0 : 0, hi = p->in[2] - j0;      \
+            if (hi > p->k[2]) hi = p->k[2];                                                              \
+            if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1] || hi < lo) lo = hi = 0;           \
+            if (lo) memset(col, 0, (size_t)(lo * icg) * sizeof(W));                                      \
+            if (hi > lo)                                                                                 \
+              memcpy(col + lo * icg, x + (((n * p->in[0] + i0) * p->in[1] + i1) * p->in[2] + j0 + lo) * icg, \
+                     (size_t)((hi - lo) * icg) * sizeof(W));                                             \
+            if (p->k[2] > hi) memset(col + hi * icg, 0, (size_t)((p->k[2] - hi) * icg) * sizeof(W));     \
+            col += p->k[2] * icg;                                                                        \
+            continue;                                                                                    \
+          }                                                                                              \
           for (int64_t c = 0; c < p->k[2]; c++, col += icg) {                                            \
             int64_t i2 = o2 * p->stride[2] - p->padb[2] + c * p->dil[2];                                 \
             int ok = i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2];   \
@@ -134,6 +152,8 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
             if (add_back) {                                                                              \
               if (ok)                                                                                    \
                 for (int64_t q = 0; q < icg; q++) dx[xo + q] += col[q];                                  \
+            } else if (ok && icg <= 8) { /* a few channels (an RGB image): no call */                   \
+              for (int64_t q = 0; q < icg; q++) col[q] = x[xo + q];                                      \
             } else if (ok) {                                                                             \
               memcpy(col, x + xo, (size_t)icg * sizeof(W));                                              \
             } else {                                                                                     \
@@ -241,6 +261,24 @@ static void fmt_dims(const cparams *p, const int64_t *sp, int64_t C, int64_t *d)
 DEFINE_CONV(float, cblas_sgemm)
 DEFINE_CONV(double, cblas_dgemm)
 
+/* float depthwise forward (DepthwiseConv2dNative is 2-D only): depthwise.c's
+ * rows, in blocks of about CU_POLL_WORK multiply-adds between polls for
+ * cancellation. */
+static dfx_code depthwise_f32(dfx_kctx *ctx, const cparams *p, const float *x, const float *f, float *y,
+                              const dfx_conv_epilogue *ep) {
+  dfx_dw_geom g = {.N = p->N, .H = p->in[1], .W = p->in[2], .C = p->C, .M = p->OC / p->C, .KH = p->k[1],
+                   .KW = p->k[2], .OH = p->out[1], .OW = p->out[2], .sh = p->stride[1], .sw = p->stride[2],
+                   .dh = p->dil[1], .dw = p->dil[2], .pt = p->padb[1], .pl = p->padb[2]};
+  int64_t rows = g.N * g.OH, per_row = g.OW * p->OC * g.KH * g.KW;
+  int64_t step = per_row > 0 && per_row < CU_POLL_WORK ? CU_POLL_WORK / per_row : 1;
+  for (int64_t r0 = 0; r0 < rows; r0 += step) {
+    dfx_code c = dfx__kctx_poll(ctx);
+    if (c == DFX_OK) c = dfx__dw_rows_f32(&g, x, f, y, ep, r0, r0 + step < rows ? r0 + step : rows);
+    if (c != DFX_OK) return c;
+  }
+  return DFX_OK;
+}
+
 /* Runs the convolution: src has xdims (data format), result has ydims. back:
  * src is out_backprop and the result is the input gradient. An empty src or
  * filter gives zeros. float32 reads its operands in place and, channels
@@ -259,7 +297,10 @@ static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, cons
   if (!f32 && (!(x = xbuf = cu_load(src, dbl)) || !(f = fbuf = cu_load(filt, dbl)))) goto done;
   if (f32 && p->clast) { /* the GEMM writes the output itself */
     y = out->data;
-    if (ycount) memset(y, 0, (size_t)ycount * ws);
+    /* Forward, every output value is written (the GEMM with beta 0, or
+     * depthwise.c); the backprop accumulates, and an empty input with
+     * explicit padding still has an output (of zeros). */
+    if (ycount && (back || !src->count)) memset(y, 0, (size_t)ycount * ws);
   } else if (!(y = ybuf = dfx__calloc((size_t)(ycount ? ycount : 1), ws))) {
     goto done;
   }
@@ -275,7 +316,9 @@ static dfx_code run(dfx_kctx *ctx, const cparams *p, const dfx_tensor *src, cons
     x = tmp;
   }
   if (p->depthwise)
-    code = dbl ? depthwise_double(ctx, p, x, f, y, back, ep) : depthwise_float(ctx, p, x, f, y, back, ep);
+    code = dbl    ? depthwise_double(ctx, p, x, f, y, back, ep)
+           : back ? depthwise_float(ctx, p, x, f, y, back, ep)
+                  : depthwise_f32(ctx, p, x, f, y, ep);
   else
     code = dbl ? gemm_conv_double(ctx, p, x, f, y, back, ep) : gemm_conv_float(ctx, p, x, f, y, back, ep);
   if (code != DFX_OK) goto done;
@@ -331,6 +374,7 @@ static dfx_code conv_fwd(dfx_kctx *ctx, int depthwise, const dfx_conv_epilogue *
 }
 
 dfx_code dfx__conv_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep) { return conv_fwd(ctx, 0, ep); }
+dfx_code dfx__depthwise_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep) { return conv_fwd(ctx, 1, ep); }
 static dfx_code conv(dfx_kctx *ctx) { return conv_fwd(ctx, 0, NULL); }
 static dfx_code depthwise(dfx_kctx *ctx) { return conv_fwd(ctx, 1, NULL); }
 

@@ -26,4 +26,21 @@ dfx_code dfx__conv_spec(const dfx_node *n, cu_spec *s, dfx_status *st);
  * storing output 0. Errors as Conv2D's. */
 dfx_code dfx__conv_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep);
 
+/* The same for DepthwiseConv2dNative (the state is a cu_spec too). */
+dfx_code dfx__depthwise_forward(dfx_kctx *ctx, const dfx_conv_epilogue *ep);
+
+/* A 2-D depthwise convolution's geometry, channels last: input
+ * [N, H, W, C], filter [KH, KW, C, M], output [N, OH, OW, C * M]; strides,
+ * dilations and the padding before the first row (pt) and column (pl). */
+typedef struct dfx_dw_geom {
+  int64_t N, H, W, C, M, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl;
+} dfx_dw_geom;
+
+/* depthwise.c: computes output rows [row0, row1) of the flattened
+ * (batch, output row) index, float32, and applies ep (may be NULL) to each
+ * row. Rows are independent: any split of the range over threads gives
+ * the same bits. DFX_ENOMEM if its small scratch cannot be had. */
+dfx_code dfx__dw_rows_f32(const dfx_dw_geom *g, const float *x, const float *f, float *y,
+                          const dfx_conv_epilogue *ep, int64_t row0, int64_t row1);
+
 #endif

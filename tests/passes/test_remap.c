@@ -263,3 +263,52 @@ Test(remap, inside_a_loop) {
   pt_free(&t);
   tg_free(&b);
 }
+
+/* x [2, 6, 5, 3] -> depthwise (3x3x3x2, SAME, stride 2) -> BiasAdd or
+ * FusedBatchNormV3 (parameters fed) -> act: one _FusedDepthwiseConv2dNative
+ * named as the last node, with the same bits as the unfused graph. */
+Test(remap, depthwise_bias_or_batch_norm_and_activation) {
+  const char *acts[] = {NULL, "Relu", "Relu6", "Elu", "LeakyRelu"};
+  for (int bn = 0; bn < 2; bn++)
+    for (int a = 0; a < 5; a++) {
+      tg b = {0};
+      b.seed = 11;
+      tg_placeholder(&b, "x");
+      tg_const(&b, "w", 4, (int64_t[]){3, 3, 3, 2}, -1, 1, NULL, NULL);
+      tg_node(&b, "dw", "DepthwiseConv2dNative", "x,w",
+              TG_LIST4("strides", 1, 2, 2, 1) TG_STR("padding", "SAME") TG_STR("data_format", "NHWC"));
+      const char *feeds = "x";
+      if (bn) {
+        for (const char *const *p = (const char *[]){"scale", "offset", "mean", "var", NULL}; *p; p++)
+          tg_placeholder(&b, *p);
+        tg_printf(&b, "node { name: \"mid\" op: \"FusedBatchNormV3\" input: \"dw\" input: \"scale\" input: \"offset\""
+                      " input: \"mean\" input: \"var\" attr { key: \"T\" value { type: DT_FLOAT } }"
+                      " attr { key: \"U\" value { type: DT_FLOAT } }" TG_BOOL("is_training", false)
+                          TG_FLOAT("epsilon", 0.001) " }\n");
+        feeds = "x,scale,offset,mean,var";
+      } else {
+        tg_const(&b, "bias", 1, (int64_t[]){6}, -2, 2, NULL, NULL);
+        tg_node(&b, "mid", "BiasAdd", "dw,bias", "");
+      }
+      const char *last = acts[a] ? "act" : "mid";
+      if (acts[a]) tg_node(&b, "act", acts[a], "mid", a == 4 ? TG_FLOAT("alpha", 0.3) : "");
+      pt_case t;
+      pt_optimize(&t, b.s, "remap", last, feeds, NULL);
+      if (bn && !acts[a]) { /* a fetched batch norm has outputs the fused node lacks */
+        cr_assert_eq(t.rewritten, 0);
+        pt_free(&t);
+        tg_free(&b);
+        continue;
+      }
+      cr_assert_str_eq(pt_op(t.after, last), "_FusedDepthwiseConv2dNative", "bn %d act %d", bn, a);
+      cr_assert(!pt_has(t.after, "dw"));
+      cr_assert_eq(t.rewritten, 1);
+      dfx_tensor *v[5] = {image(&b, false), tg_tensor(&b, 1, (int64_t[]){6}, 0.5, 2),
+                          tg_tensor(&b, 1, (int64_t[]){6}, -1, 1), tg_tensor(&b, 1, (int64_t[]){6}, -1, 1),
+                          tg_tensor(&b, 1, (int64_t[]){6}, 0.1, 2)};
+      tg_same(t.before, t.after, feeds, v, last, 0);
+      for (int i = 0; i < 5; i++) dfx_tensor_free(v[i]);
+      pt_free(&t);
+      tg_free(&b);
+    }
+}

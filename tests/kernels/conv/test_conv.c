@@ -207,6 +207,51 @@ Test(conv, conv3d_and_depthwise) {
       }
 }
 
+/* The float depthwise kernel's paths (depthwise.c): channel counts that use
+ * four 16-wide blocks, 16-wide blocks, 4-wide blocks and a scalar tail, multipliers 1 and above
+ * (16- and 4-wide axpy plus tail), windows cut by every border, strides,
+ * dilations, odd sizes, every padding and both formats; float32 and half
+ * take it, double the reference loop. */
+Test(conv, depthwise_paths) {
+  const char *pads[] = {"VALID", "SAME", "EXPLICIT"};
+  static const int64_t cm[][2] = {{1, 1}, {16, 1}, {37, 1}, {4, 1}, {150, 1}, {3, 5}, {2, 17}, {5, 12}, {1, 36}, {20, 2}};
+  dfx_dtype dts[] = {DFX_F32, DFX_F64, DFX_F16};
+  unsigned seed = 99;
+  for (size_t k = 0; k < sizeof cm / sizeof cm[0]; k++)
+    for (int cfg = 0; cfg < 5; cfg++) {
+      ccase w = {.nd = 2, .clast = cfg != 3, .depthwise = 1, .N = 2, .C = cm[k][0], .in = {7, 9}, .k = {3, 3},
+                 .fout = cm[k][1], .stride = {1, 1}, .dil = {1, 1}, .pad = pads[(k + cfg) % 3],
+                 .ep = {{2, 1}, {0, 3}}};
+      if (cfg == 1) w.stride[0] = 2, w.stride[1] = 3, w.k[1] = 5;
+      if (cfg == 2) w.dil[0] = 2, w.dil[1] = 3, w.in[0] = 11;
+      if (cfg == 3) w.k[0] = 1, w.k[1] = 4, w.in[0] = 1; /* a 1-D window (har_cnn's shape), NCHW */
+      if (cfg == 4) w.in[0] = 5, w.in[1] = 29, w.stride[1] = 2, w.dil[1] = 2; /* rows of 4-position blocks */
+      for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) run_case(&w, dts[d], seed++);
+    }
+}
+
+/* An empty image with explicit padding still has outputs, all zeros (the
+ * padding convolved): the float32 path must not leave them unwritten. */
+Test(conv, empty_input_explicit_padding_gives_zeros) {
+  const char *ops[] = {"Conv2D", "DepthwiseConv2dNative"};
+  for (int k = 0; k < 2; k++) {
+    dfx_node *n = kh_node_new(ops[k]);
+    kh_attr_type(n, "T", DFX_F32);
+    kh_attr_ints(n, "strides", (int64_t[]){1, 1, 1, 1}, 4);
+    kh_attr_str(n, "padding", "EXPLICIT");
+    kh_attr_ints(n, "explicit_paddings", (int64_t[]){0, 0, 1, 1, 2, 1, 0, 0}, 8);
+    dfx_tensor *x = kh_f32(4, (int64_t[]){1, 0, 0, 2}, NULL);
+    dfx_tensor *f = kh_f32(4, (int64_t[]){1, 1, 2, 1}, (float[]){1, 2});
+    dfx_tensor *o[1];
+    ct_run(n, (dfx_tensor *[]){x, f}, 2, o, 1);
+    double z[2 * 3 * 2] = {0};
+    ct_expect(o[0], DFX_F32, 4, (int64_t[]){1, 2, 3, k ? 2 : 1}, z, 0, ops[k]);
+    ct_free(o, 1);
+    ct_free((dfx_tensor *[]){x, f}, 2);
+    kh_node_free(n);
+  }
+}
+
 /* Hand-computed: 1x3x3x1 input 1..9, 2x2x1x1 filter of ones, VALID. */
 Test(conv, conv2d_known_values) {
   float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, f[4] = {1, 1, 1, 1};

@@ -40,7 +40,7 @@ static void same_bits(const dfx_tensor *got, const dfx_tensor *want, const char 
 }
 
 typedef struct fcase {
-  int nchw;
+  int nchw, depthwise; /* depthwise: O is the channel multiplier */
   int64_t N, H, W, C, KH, KW, O, sh, sw, dh, dw;
   const char *pad;
 } fcase;
@@ -62,14 +62,14 @@ static void conv_attrs(dfx_node *n, const fcase *c, dfx_dtype dt) {
 static void run_case(const fcase *c, dfx_dtype dt, int bn, int act, unsigned seed) {
   int64_t xd[4] = {c->N, c->H, c->W, c->C};
   if (c->nchw) xd[1] = c->C, xd[2] = c->H, xd[3] = c->W;
-  int64_t fd[4] = {c->KH, c->KW, c->C, c->O}, vd[1] = {c->O};
+  int64_t fd[4] = {c->KH, c->KW, c->C, c->O}, vd[1] = {c->depthwise ? c->C * c->O : c->O};
   dfx_tensor *x = rand_tensor(dt, 4, xd, 3, 0, &seed), *f = rand_tensor(dt, 4, fd, 1, 0, &seed);
   dfx_tensor *args[4];
   int n_args = bn ? 4 : 1;
   for (int i = 0; i < n_args; i++) /* variance (i == 3) stays positive */
     args[i] = rand_tensor(dt, 1, vd, i == 3 ? 0.5 : 2, i == 3 ? 0.6 : 0, &seed);
 
-  dfx_node *conv = kh_node_new("Conv2D");
+  dfx_node *conv = kh_node_new(c->depthwise ? "DepthwiseConv2dNative" : "Conv2D");
   conv_attrs(conv, c, dt);
   dfx_tensor *y = run1(conv, (dfx_tensor *[]){x, f}, 2);
   dfx_node *mid;
@@ -97,18 +97,18 @@ static void run_case(const fcase *c, dfx_dtype dt, int bn, int act, unsigned see
     kh_node_free(a);
   }
 
-  dfx_node *fz = kh_node_new("_FusedConv2D");
+  dfx_node *fz = kh_node_new(c->depthwise ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
   conv_attrs(fz, c, dt);
   const char *ops[2] = {bn ? "FusedBatchNorm" : "BiasAdd", acts[act]};
   kh_attr_strs(fz, "fused_ops", ops, acts[act] ? 2 : 1);
   kh_attr_int(fz, "num_args", n_args);
-  kh_attr_types(fz, "TArgs", (dfx_dtype[]){dt, dt, dt, dt}, n_args);
+  if (!c->depthwise) kh_attr_types(fz, "TArgs", (dfx_dtype[]){dt, dt, dt, dt}, n_args);
   if (bn) kh_attr_float(fz, "epsilon", 0.001f);
   if (act == 4) kh_attr_float(fz, "leakyrelu_alpha", 0.3f);
   dfx_tensor *fin[6] = {x, f, args[0], args[1], args[2], args[3]};
   dfx_tensor *got = run1(fz, fin, 2 + n_args);
   char what[160];
-  snprintf(what, sizeof what, "%s %s pad %s stride %lldx%lld dil %lldx%lld %s+%s dtype %d", c->nchw ? "NCHW" : "NHWC",
+  snprintf(what, sizeof what, "%s%s %s pad %s stride %lldx%lld dil %lldx%lld %s+%s dtype %d", c->depthwise ? "depthwise " : "", c->nchw ? "NCHW" : "NHWC",
            c->KH == 1 ? "1x1" : "kxk", c->pad, (long long)c->sh, (long long)c->sw, (long long)c->dh,
            (long long)c->dw, ops[0], acts[act] ? acts[act] : "-", dt);
   same_bits(got, want, what);
@@ -132,12 +132,37 @@ Test(fused_conv, matches_the_unfused_kernels) {
                    .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pad = pads[pi]};
         if (cfg == 1) c.sh = 2, c.sw = 3;
         if (cfg == 2) c.dh = 2, c.dw = 3;
-        if (cfg == 3) c.KH = c.KW = 1, c.H = 65, c.W = 33, c.O = 7; /* the direct path, several blocks */
+        if (cfg == 3) c.KH = c.KW = 1, c.H = 65, c.W = 33, c.O = 19; /* the direct path, several blocks; vector epilogue */
         if (cfg == 4) c.N = 1, c.H = 1, c.W = 1, c.C = 1, c.KH = c.KW = 1, c.O = 1;
         for (int d = 0; d < n_dt; d++)
           for (int bn = 0; bn < 2; bn++)
             for (int act = 0; act < 5; act++) {
               if (bn && dts[d] != DFX_F32) continue; /* FusedBatchNorm has no double kernel to compare with */
+              run_case(&c, dts[d], bn, act, seed++);
+            }
+      }
+}
+
+/* _FusedDepthwiseConv2dNative over the depthwise kernel's paths: channel
+ * counts for the 16-wide, 4-wide and scalar loops, multipliers 1 and more,
+ * strides, dilations, every padding, both formats. */
+Test(fused_conv, depthwise_matches_the_unfused_kernels) {
+  const char *pads[] = {"VALID", "SAME", "EXPLICIT"};
+  static const int64_t cm[][2] = {{16, 1}, {21, 1}, {3, 1}, {3, 4}, {2, 20}};
+  dfx_dtype dts[DFX_DTYPE_END_];
+  int n_dt = ct_declared("_FusedDepthwiseConv2dNative", "T", dts);
+  unsigned seed = 23;
+  for (size_t k = 0; k < sizeof cm / sizeof cm[0]; k++)
+    for (int nchw = 0; nchw < 2; nchw++)
+      for (int cfg = 0; cfg < 3; cfg++) {
+        fcase c = {.nchw = nchw, .depthwise = 1, .N = 2, .H = 7, .W = 9, .C = cm[k][0], .KH = 3, .KW = 3,
+                   .O = cm[k][1], .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pad = pads[(k + cfg) % 3]};
+        if (cfg == 1) c.sh = 2, c.sw = 3;
+        if (cfg == 2) c.dh = 2, c.dw = 3;
+        for (int d = 0; d < n_dt; d++)
+          for (int bn = 0; bn < 2; bn++)
+            for (int act = 0; act < 5; act++) {
+              if (bn && dts[d] != DFX_F32) continue;
               run_case(&c, dts[d], bn, act, seed++);
             }
       }
@@ -197,5 +222,40 @@ Test(fused_conv, run_checks_the_arguments) {
   ct_expect(o[0], DFX_F32, 4, (int64_t[]){1, 2, 2, 4}, want, 0, "zero input");
   ct_free(o, 1);
   ct_free((dfx_tensor *[]){x, f, b3, b2d, f3, b14, x0}, 7);
+  kh_node_free(n);
+}
+
+/* _FusedDepthwiseConv2dNative: what init and a run refuse, and the vector
+ * epilogue on values the random cases never hold (NaN, both clamps):
+ * a 1x1 filter of ones over 16 channels, bias 0, Relu6. */
+Test(fused_conv, depthwise_refusals_and_special_values) {
+  dfx_node *n = kh_node_new("_FusedDepthwiseConv2dNative");
+  fcase c = {.sh = 1, .sw = 1, .dh = 1, .dw = 1, .pad = "VALID"};
+  conv_attrs(n, &c, DFX_F32);
+  kh_attr_strs(n, "fused_ops", (const char *[]){"BiasAdd", "Tanh"}, 2);
+  kh_attr_int(n, "num_args", 1);
+  ct_init_fails(n, "Fusion is not implemented: [BiasAdd,Tanh]");
+  kh_attr_strs(n, "fused_ops", (const char *[]){"BiasAdd", "Relu6"}, 2);
+  kh_attr_int(n, "num_args", 2);
+  ct_init_fails(n, "with BiasAdd must have one extra argument: bias");
+  kh_attr_int(n, "num_args", 1);
+  float xv[16], ones[16], zeros[16] = {0};
+  for (int i = 0; i < 16; i++) xv[i] = (float)(i - 5), ones[i] = 1;
+  xv[0] = NAN, xv[1] = -0.0f, xv[15] = 100;
+  dfx_tensor *x = kh_f32(4, (int64_t[]){1, 1, 1, 16}, xv), *f = kh_f32(4, (int64_t[]){1, 1, 16, 1}, ones);
+  dfx_tensor *b16 = kh_f32(1, (int64_t[]){16}, zeros), *b3 = kh_f32(1, (int64_t[]){3}, zeros);
+  ct_fail(n, (dfx_tensor *[]){x, f, b3}, 3, "one value per output channel");
+  dfx_tensor *o[1];
+  ct_run(n, (dfx_tensor *[]){x, f, b16}, 3, o, 1);
+  const float *y = o[0]->data;
+  cr_assert(isnan(y[0]), "NaN passes through Relu6");
+  cr_assert(y[1] == 0, "-0 in, 0 out: got %g", y[1]);
+  for (int i = 2; i < 16; i++) {
+    float want = i - 5 < 0 ? 0 : i - 5 > 6 ? 6 : (float)(i - 5);
+    if (i == 15) want = 6;
+    cr_assert_eq(y[i], want, "[%d] %g want %g", i, y[i], want);
+  }
+  ct_free(o, 1);
+  ct_free((dfx_tensor *[]){x, f, b16, b3}, 4);
   kh_node_free(n);
 }

@@ -174,6 +174,18 @@ Test(pool, pool2d_matrix) {
       }
 }
 
+/* Channel counts for the float max row's 16-wide loop and its tail
+ * (kernels/conv/pool.c), both formats. */
+Test(pool, maxpool_wide_channels) {
+  unsigned seed = 5;
+  for (int clast = 0; clast < 2; clast++)
+    for (int64_t C = 16; C <= 37; C += 21) {
+      pcase c = {.nd = 2, .clast = clast, .N = 2, .C = C, .in = {7, 6}, .k = {3, 3}, .stride = {2, 1},
+                 .pad = clast ? "SAME" : "VALID"};
+      sweep(&c, "MaxPool", &seed, 0);
+    }
+}
+
 Test(pool, pool3d_matrix) {
   const char *pads[] = {"VALID", "SAME"};
   unsigned seed = 11;
