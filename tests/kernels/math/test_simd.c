@@ -173,3 +173,96 @@ Test(simd, unary_parallel_matches_serial) {
       dfx__tensor_unref(in[0]);
     }
 }
+
+static float ref_bin(const char *op, float x, float y) {
+  if (!strcmp(op, "Add")) return x + y;
+  if (!strcmp(op, "Sub")) return x - y;
+  if (!strcmp(op, "Mul")) return x * y;
+  if (!strcmp(op, "RealDiv")) return x / y;
+  if (isnan(x) || isnan(y)) return NAN;
+  if (!strcmp(op, "Maximum")) return x > y ? x : y;
+  return x < y ? x : y;
+}
+
+/* Float binary ops with broadcasting, serial and split (blocks in reverse,
+ * in place when the shapes match), against a naive broadcast loop. */
+Test(simd, binary_broadcast_parallel) {
+  const char *ops[] = {"Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum"};
+  struct {
+    int na, nb;
+    int64_t da[2], db[2];
+  } shapes[] = {
+      {2, 1, {300, 257}, {257}},      /* row broadcast */
+      {2, 2, {300, 1}, {1, 257}},     /* outer product */
+      {2, 2, {300, 257}, {300, 257}}, /* same shapes */
+      {1, 2, {1}, {300, 257}},        /* scalar x */
+      {2, 2, {300, 257}, {300, 1}},   /* column broadcast: inner stride 0 */
+  };
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+      for (int mode = 0; mode < 3; mode++) { /* serial, split, split in place */
+        dfx_tensor *x = dfx__tensor_alloc(DFX_F32, shapes[s].na, shapes[s].da, NULL);
+        dfx_tensor *y = dfx__tensor_alloc(DFX_F32, shapes[s].nb, shapes[s].db, NULL);
+        float *xv = x->data, *yv = y->data;
+        for (int64_t i = 0; i < x->count; i++) xv[i] = (float)((i * 31) % 97) / 9 - 5;
+        for (int64_t i = 0; i < y->count; i++) yv[i] = (float)((i * 17) % 89) / 7 - 6 + 0.5f;
+        xv[3 % x->count] = NAN;
+        float *xs = malloc(sizeof(float) * (size_t)x->count);
+        memcpy(xs, xv, sizeof(float) * (size_t)x->count);
+        dfx_node *n = kh_node_new(ops[k]);
+        kh_attr_type(n, "T", DFX_F32);
+        dfx_step step;
+        cr_assert_eq(dfx__step_init(&step), DFX_OK);
+        dfx_tensor *in[2] = {x, y}, *o;
+        char err[256];
+        mt_par = mode ? &kh_par_reverse : NULL;
+        int before = kh_par_blocks;
+        cr_assert_eq(mt_run_in_step(n, &step, mode == 2, in, 2, &o, err, sizeof err), DFX_OK, "%s", err);
+        mt_par = NULL;
+        if (mode) cr_expect_gt(kh_par_blocks - before, 1, "%s shape %zu did not split", ops[k], s);
+        /* Naive broadcast over the 2-d output. */
+        int64_t rows = o->ndims == 2 ? o->dims[0] : 1, cols = o->dims[o->ndims - 1];
+        const float *ov = o->data;
+        for (int64_t r = 0; r < rows; r++)
+          for (int64_t c = 0; c < cols; c++) {
+            int64_t ia, ib;
+            const int64_t *da = shapes[s].da, *db = shapes[s].db;
+            if (shapes[s].na == 1) ia = 0;
+            else ia = (da[0] == 1 ? 0 : r) * da[1] + (da[1] == 1 ? 0 : c);
+            if (shapes[s].nb == 1) ib = c;
+            else ib = (db[0] == 1 ? 0 : r) * db[1] + (db[1] == 1 ? 0 : c);
+            float want = ref_bin(ops[k], xs[ia], yv[ib]), got = ov[r * cols + c];
+            cr_assert(got == want || (isnan(got) && isnan(want)), "%s shape %zu mode %d (%lld,%lld): %g vs %g",
+                      ops[k], s, mode, (long long)r, (long long)c, got, want);
+          }
+        free(xs);
+        dfx__step_destroy(&step);
+        kh_node_free(n);
+        dfx__tensor_unref(o);
+        for (int i = 0; i < 2; i++) dfx__tensor_unref(in[i]);
+      }
+}
+
+/* Integer division by zero found by one block fails the kernel. */
+Test(simd, binary_parallel_element_error) {
+  int64_t d[1] = {200000};
+  dfx_tensor *x = dfx__tensor_alloc(DFX_I32, 1, d, NULL), *y = dfx__tensor_alloc(DFX_I32, 1, d, NULL);
+  for (int64_t i = 0; i < d[0]; i++) {
+    ((int32_t *)x->data)[i] = (int32_t)i;
+    ((int32_t *)y->data)[i] = i == 150000 ? 0 : 3;
+  }
+  dfx_node *n = kh_node_new("FloorDiv");
+  kh_attr_type(n, "T", DFX_I32);
+  dfx_step step;
+  cr_assert_eq(dfx__step_init(&step), DFX_OK);
+  dfx_tensor *in[2] = {x, y}, *o;
+  char err[256];
+  mt_par = &kh_par_reverse;
+  cr_expect_eq(mt_run_in_step(n, &step, false, in, 2, &o, err, sizeof err), DFX_EINVAL);
+  mt_par = NULL;
+  cr_expect(strstr(err, "division by zero"), "%s", err);
+  dfx__step_destroy(&step);
+  kh_node_free(n);
+  dfx__tensor_unref(x);
+  dfx__tensor_unref(y);
+}
