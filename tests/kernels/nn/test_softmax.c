@@ -216,3 +216,34 @@ Test(softmax, split_rows_match_naive) {
     dfx__tensor_unref(x);
   }
 }
+
+/* BiasAdd rows split over threads (reverse order), NHWC and NCHW, float and
+ * int32, against the naive loop. */
+Test(bias_add, split_rows_match_naive) {
+  const char *fmts[] = {"NHWC", "NCHW"};
+  dfx_dtype ts[] = {DFX_F32, DFX_I32};
+  for (int f = 0; f < 2; f++)
+    for (int k = 0; k < 2; k++) {
+      int64_t dx[] = {80, 33, 50}, db = f ? 33 : 50;
+      dfx_tensor *x = trand(ts[k], 3, dx, -50, 50, 3), *b = trand(ts[k], 1, &db, -9, 9, 4), *y;
+      dfx_node *n = kh_node_new("BiasAdd");
+      kh_attr_type(n, "T", ts[k]);
+      kh_attr_str(n, "data_format", fmts[f]);
+      dfx_tensor *in[] = {x, b};
+      char err[512];
+      kh_set_parallel(&kh_par_reverse);
+      int before = kh_par_blocks;
+      cr_assert_eq(run1(n, in, 2, &y, err), DFX_OK, "%s", err);
+      kh_set_parallel(NULL);
+      cr_expect_gt(kh_par_blocks - before, 1, "%s did not split", fmts[f]);
+      for (int64_t i = 0; i < x->count; i++) {
+        int64_t ch = f ? (i / 50) % 33 : i % 50;
+        double want = k == 0 ? (double)((float)tget(x, i) + (float)tget(b, ch)) : tget(x, i) + tget(b, ch);
+        cr_assert_eq(tget(y, i), want, "%s %lld", fmts[f], (long long)i);
+      }
+      kh_node_free(n);
+      dfx__tensor_unref(y);
+      dfx__tensor_unref(x);
+      dfx__tensor_unref(b);
+    }
+}
