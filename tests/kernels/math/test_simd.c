@@ -266,3 +266,39 @@ Test(simd, binary_parallel_element_error) {
   dfx__tensor_unref(x);
   dfx__tensor_unref(y);
 }
+
+/* Cast split over threads (blocks in reverse) gives the serial bytes. */
+Test(simd, cast_parallel_matches_serial) {
+  dfx_dtype pairs[][2] = {{DFX_F32, DFX_I32}, {DFX_F32, DFX_F16}, {DFX_I64, DFX_F32}, {DFX_F32, DFX_F64}};
+  int64_t d[1] = {100003};
+  for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+    dfx_tensor *x = dfx__tensor_alloc(pairs[k][0], 1, d, NULL);
+    for (int64_t i = 0; i < d[0]; i++) {
+      double v = (double)((i * 7919) % 20001 - 10000) / 7;
+      if (pairs[k][0] == DFX_F32) ((float *)x->data)[i] = (float)v;
+      else ((int64_t *)x->data)[i] = (int64_t)(v * 1e6);
+    }
+    dfx_tensor *outs[2];
+    for (int par = 0; par < 2; par++) {
+      dfx_node *n = kh_node_new("Cast");
+      kh_attr_type(n, "SrcT", pairs[k][0]);
+      kh_attr_type(n, "DstT", pairs[k][1]);
+      dfx_step step;
+      cr_assert_eq(dfx__step_init(&step), DFX_OK);
+      dfx_tensor *in[1] = {x};
+      char err[256];
+      mt_par = par ? &kh_par_reverse : NULL;
+      int before = kh_par_blocks;
+      cr_assert_eq(mt_run_in_step(n, &step, false, in, 1, &outs[par], err, sizeof err), DFX_OK, "%s", err);
+      mt_par = NULL;
+      if (par) cr_expect_gt(kh_par_blocks - before, 1, "cast %zu did not split", k);
+      dfx__step_destroy(&step);
+      kh_node_free(n);
+    }
+    cr_assert_eq(outs[0]->nbytes, outs[1]->nbytes);
+    cr_expect(memcmp(outs[0]->data, outs[1]->data, outs[0]->nbytes) == 0, "cast %zu differs", k);
+    dfx__tensor_unref(outs[0]);
+    dfx__tensor_unref(outs[1]);
+    dfx__tensor_unref(x);
+  }
+}
