@@ -109,12 +109,17 @@ static void run_mm(bench_ctx *bc, const char *group, int rnn, int d, int32_t n, 
   memcpy(expect, h, (size_t)hr * d * sizeof(float));
   /* Rows: 1 thread, all threads (baseline on as many, 2 here), and for the
    * square case the 1-thread loop against sgemm alone (the BLAS limit). */
-  int threads[3] = {1, 0, 1}, nrows = rnn ? 2 : 3;
+  /* Row 3: all threads with intra-op parallelism off (DFX_INTRA_OP=0, read
+   * when the session starts its pool), to compare in one process. */
+  int threads[4] = {1, 0, 1, 0}, nrows = rnn ? 2 : 4;
   for (int k = 0; k < nrows; k++) {
     char name[48];
     u.threads = threads[k] == 1 ? 1 : 2;
     u.sgemm_only = k == 2;
-    bench_spec sp = {.name = k == 2 ? NM(name, "%s/t1-vs-sgemm", group) : NM(name, "%s/%s", group, thr_name(threads[k])),
+    if (k == 3) setenv("DFX_INTRA_OP", "0", 1);
+    bench_spec sp = {.name = k == 2   ? NM(name, "%s/t1-vs-sgemm", group)
+                             : k == 3 ? NM(name, "%s/tall-nointra", group)
+                                      : NM(name, "%s/%s", group, thr_name(threads[k])),
                      .group = group, .text = b.s,
                      .threads = threads[k], .nfetch = 1, .fetch = {{"w/Exit_1", 0}}, .units = n, .unit = "iter",
                      .base = mm_base, .base_ud = &u, .expect_dtype = DFX_F32, .expect = expect,
@@ -128,6 +133,7 @@ static void run_mm(bench_ctx *bc, const char *group, int rnn, int d, int32_t n, 
       sp.nfeeds = 3;
     }
     bench_measure(bc, &sp);
+    if (k == 3) unsetenv("DFX_INTRA_OP");
   }
   free(expect);
   free(h);

@@ -84,10 +84,17 @@ static void run_kernel(bench_ctx *bc, const kdef *k) {
     int64_t dims[1] = {d};
     b_feed = dfx_tensor_new_copy(DFX_F32, dims, 1, dfx_tensor_data(b), sizeof(float) * (size_t)d);
   }
-  for (int threads = 1; threads <= 2; threads++) {
+  /* Rows: 1 thread, 2 threads, and 2 threads with intra-op parallelism off
+   * (DFX_INTRA_OP=0 is read when a session starts its pool): the last two
+   * in one process show what parallel_for itself gains. */
+  for (int row = 0; row < 3; row++) {
     char name[48];
+    int threads = row == 0 ? 1 : 2;
     u.threads = threads;
-    bench_spec sp = {.name = NM(name, "kernels/%s/t%d", k->name, threads), .group = "kernels", .text = g.s,
+    if (row == 2) setenv("DFX_INTRA_OP", "0", 1);
+    bench_spec sp = {.name = row == 2 ? NM(name, "kernels/%s/t2-nointra", k->name)
+                                      : NM(name, "kernels/%s/t%d", k->name, threads),
+                     .group = "kernels", .text = g.s,
                      .threads = threads, .nfeeds = 2, .nfetch = 1, .fetch = {{"out", 0}}, .runs = runs,
                      .units = runs, .unit = "op", .base = kb_base, .base_ud = &u, .expect_dtype = DFX_F32,
                      .expect = expect, .expect_count = out_n, .tol = k->kind == K_MATMUL ? 1e-2 : 1e-3};
@@ -96,6 +103,7 @@ static void run_kernel(bench_ctx *bc, const kdef *k) {
     sp.feeds[1] = (dfx_port){"b", 0};
     sp.feed_vals[1] = b_feed;
     bench_measure(bc, &sp);
+    if (row == 2) unsetenv("DFX_INTRA_OP");
   }
   if (b_feed != b) dfx_tensor_free(b_feed);
   dfx_tensor_free(x);
