@@ -2,6 +2,7 @@
  * statements stop the compiler from folding whole loops into constants: a
  * baseline must do every iteration, as the engine does. */
 #include "baseline.h"
+#include "host.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -55,8 +56,41 @@ void base_mm_tanh(int32_t n, int d, const float *W, float *h, float *tmp) {
   size_t dd = (size_t)d * d;
   for (int32_t i = 0; i < n; i++) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, h, d, W, d, 0.0f, tmp, d);
-    for (size_t j = 0; j < dd; j++) h[j] = TANH(tmp[j]);
+    host_tanh(tmp, h, (int64_t)dd);
   }
+}
+
+typedef struct mm_step {
+  int d;
+  const float *W;
+  float *h, *tmp;
+} mm_step;
+/* Rows [lo, hi) of one step: their product, then their tanh. Both halves
+ * read all of h, so the step ends (host_par2 joins) before h is written:
+ * the product goes to tmp, and the tanh back into h after the join. */
+static void mm_rows(void *arg, int64_t lo, int64_t hi) {
+  mm_step *s = arg;
+  host_sgemm_rows(s->h, s->W, s->tmp, s->d, lo, hi);
+}
+static void tanh_rows(void *arg, int64_t lo, int64_t hi) {
+  mm_step *s = arg;
+  host_tanh(s->tmp + lo * s->d, s->h + lo * s->d, (hi - lo) * s->d);
+}
+void base_mm_tanh_threads(int32_t n, int d, const float *W, float *h, float *tmp, int threads) {
+  if (threads < 2) {
+    base_mm_tanh(n, d, W, h, tmp);
+    return;
+  }
+  mm_step s = {d, W, h, tmp};
+  for (int32_t i = 0; i < n; i++) {
+    host_par2(mm_rows, &s, d, 16);
+    host_par2(tanh_rows, &s, d, 1);
+  }
+}
+
+void base_sgemm_alone(int32_t n, int d, const float *W, const float *h, float *tmp) {
+  for (int32_t i = 0; i < n; i++)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0f, h, d, W, d, 0.0f, tmp, d);
 }
 
 float base_nested(int32_t o, int32_t m, int32_t k, float a, float b, float c) {

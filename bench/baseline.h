@@ -11,8 +11,14 @@
 int32_t base_counter(int32_t n);
 /* n times: h = tanh(h @ W + x); h 1×d, W d×d, x 1×d. tmp holds d floats. */
 void base_rnn(int32_t n, int d, const float *W, const float *x, float *h, float *tmp);
-/* n times: h = tanh(h @ W); h, W d×d. tmp holds d*d floats. */
+/* n times: h = tanh(h @ W); h, W d×d. tmp holds d*d floats. The tanh is
+ * host.c's, compiled for this CPU. */
 void base_mm_tanh(int32_t n, int d, const float *W, float *h, float *tmp);
+/* The same on 1 or 2 threads: each step's sgemm and tanh split by rows of
+ * the output over the caller and host.c's helper thread. */
+void base_mm_tanh_threads(int32_t n, int d, const float *W, float *h, float *tmp, int threads);
+/* n times tmp = h @ W and nothing else: the BLAS limit of the mm256 loop. */
+void base_sgemm_alone(int32_t n, int d, const float *W, const float *h, float *tmp);
 /* acc over outer o × middle m × inner k: inner acc += a, middle += b, outer += c. */
 float base_nested(int32_t o, int32_t m, int32_t k, float a, float b, float c);
 /* n times: x = i % 2 == 0 ? x + 3 : x - 1. Returns x (starting at 0). */

@@ -7,7 +7,7 @@
 
 #include "dfexec.h"
 
-#define BENCH_MAX_ROWS 64
+#define BENCH_MAX_ROWS 96
 #define BENCH_MAX_FETCH 64
 
 /* One measured line of the results table. Times are ns per unit. */

@@ -78,6 +78,8 @@ typedef struct {
   int d, rnn;
   const float *W, *x, *h0;
   float *h, *tmp;
+  int threads;    /* 2: the two-thread baseline (sgemm and tanh split by rows) */
+  int sgemm_only; /* the "sgemm alone" row: n products, no tanh */
 } mm_ud;
 static void mm_base(void *ud) {
   mm_ud *u = ud;
@@ -85,8 +87,10 @@ static void mm_base(void *ud) {
   memcpy(u->h, u->h0, hsz * sizeof(float));
   if (u->rnn)
     base_rnn(u->n, u->d, u->W, u->x, u->h, u->tmp);
+  else if (u->sgemm_only)
+    base_sgemm_alone(u->n, u->d, u->W, u->h, u->tmp);
   else
-    base_mm_tanh(u->n, u->d, u->W, u->h, u->tmp);
+    base_mm_tanh_threads(u->n, u->d, u->W, u->h, u->tmp, u->threads);
 }
 
 static void run_mm(bench_ctx *bc, const char *group, int rnn, int d, int32_t n, float wscale) {
@@ -99,17 +103,28 @@ static void run_mm(bench_ctx *bc, const char *group, int rnn, int d, int32_t n, 
   dfx_tensor *h0 = bench_rand_f32(hr, d, 1.0f, 1), *W = bench_rand_f32(d, d, wscale, 2),
              *x = bench_rand_f32(1, d, 0.5f, 3);
   float *h = malloc((size_t)hr * d * sizeof(float)), *tmp = malloc((size_t)hr * d * sizeof(float));
-  mm_ud u = {n, d, rnn, dfx_tensor_data(W), dfx_tensor_data(x), dfx_tensor_data(h0), h, tmp};
+  mm_ud u = {n, d, rnn, dfx_tensor_data(W), dfx_tensor_data(x), dfx_tensor_data(h0), h, tmp, 1, 0};
   mm_base(&u);
   float *expect = malloc((size_t)hr * d * sizeof(float));
   memcpy(expect, h, (size_t)hr * d * sizeof(float));
-  int threads[2] = {1, 0};
-  for (int k = 0; k < 2; k++) {
+  /* Rows: 1 thread, all threads (baseline on as many, 2 here), and for the
+   * square case the 1-thread loop against sgemm alone (the BLAS limit). */
+  /* Row 3: all threads with intra-op parallelism off (DFX_INTRA_OP=0, read
+   * when the session starts its pool), to compare in one process. */
+  int threads[4] = {1, 0, 1, 0}, nrows = rnn ? 2 : 4;
+  for (int k = 0; k < nrows; k++) {
     char name[48];
-    bench_spec sp = {.name = NM(name, "%s/%s", group, thr_name(threads[k])), .group = group, .text = b.s,
+    u.threads = threads[k] == 1 ? 1 : 2;
+    u.sgemm_only = k == 2;
+    if (k == 3) setenv("DFX_INTRA_OP", "0", 1);
+    bench_spec sp = {.name = k == 2   ? NM(name, "%s/t1-vs-sgemm", group)
+                             : k == 3 ? NM(name, "%s/tall-nointra", group)
+                                      : NM(name, "%s/%s", group, thr_name(threads[k])),
+                     .group = group, .text = b.s,
                      .threads = threads[k], .nfetch = 1, .fetch = {{"w/Exit_1", 0}}, .units = n, .unit = "iter",
                      .base = mm_base, .base_ud = &u, .expect_dtype = DFX_F32, .expect = expect,
                      .expect_count = (int64_t)hr * d, .tol = 1e-3, .trace = 1};
+    if (k == 2) sp.expect = NULL; /* sgemm alone computes something else */
     FEED(sp, 0, "h0", h0);
     FEED(sp, 1, "W", W);
     sp.nfeeds = 2;
@@ -118,6 +133,7 @@ static void run_mm(bench_ctx *bc, const char *group, int rnn, int d, int32_t n, 
       sp.nfeeds = 3;
     }
     bench_measure(bc, &sp);
+    if (k == 3) unsetenv("DFX_INTRA_OP");
   }
   free(expect);
   free(h);
@@ -503,6 +519,7 @@ static void case_licm(bench_ctx *bc) {
 }
 
 void bench_case_memory(bench_ctx *bc); /* memcase.c */
+void bench_case_kernels(bench_ctx *bc); /* kcase.c */
 
 /* Memory runs first: it forks before any engine object exists. */
 const bench_case bench_cases[] = {
@@ -516,5 +533,7 @@ const bench_case bench_cases[] = {
     {"frames", "7. two independent loops side by side", case_frames},
     {"chain", "8. 1000 chained scalar Adds; fan-out of 64 matmuls", case_chain},
     {"licm", "10. acc += A @ B (128x128, invariant), run as given vs with the licm pass", case_licm},
+    {"kernels", "11. single kernels (Tanh, Sigmoid, Add, Sum, Softmax, MatMul) vs host-compiled C, 1 and 2 threads",
+     bench_case_kernels},
     {NULL, NULL, NULL},
 };

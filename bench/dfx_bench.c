@@ -120,6 +120,12 @@ static void targets_eval(const bench_ctx *bc) {
              row_base_med(bc, "mm256/t1") / row_med(bc, "mm256/t1"));
   target_set(target_add("mm256_tall", "256x256 matmul+tanh, all threads, throughput vs C", "x", 0.95, 0),
              row_base_med(bc, "mm256/tall") / row_med(bc, "mm256/tall"));
+  /* Issue 13: the loop within 1.1x of sgemm alone on 1 thread, and 1.7x
+   * faster on all threads than on one. */
+  target_set(target_add("mm256_vs_sgemm", "256x256 matmul+tanh, 1 thread, time / sgemm alone", "x", 1.1, 1),
+             row_med(bc, "mm256/t1-vs-sgemm") / row_base_med(bc, "mm256/t1-vs-sgemm"));
+  target_set(target_add("mm256_speedup", "256x256 matmul+tanh, speedup 1 -> all threads", "x", 1.7, 0),
+             speedup(bc, "mm256/t1", "mm256/tall", 0));
   t = target_add("parallel_pi10", "parallel_iterations=10 matmuls, speedup 1->2 threads", "x", 1.8, 0);
   target_set(t, speedup(bc, "parallel/pi10/t1", "parallel/pi10/t2", 0));
   t->undecided = !t->met && !(speedup(bc, "parallel/pi10/t1", "parallel/pi10/t2", 1) >= t->limit);
@@ -190,7 +196,16 @@ static void print_table(const bench_ctx *bc, const machine *m) {
                             {"parallel pi=10", "parallel/pi10/t1", "parallel/pi10/t2"},
                             {"frames matmul loops", "frames/mm/t1", "frames/mm/t2"},
                             {"frames counter loops", "frames/ctr/t1", "frames/ctr/t2"},
-                            {"fan-out 64 matmuls", "fanout/t1", "fanout/t2"}};
+                            {"fan-out 64 matmuls", "fanout/t1", "fanout/t2"},
+                            {"mm256 loop (intra-op)", "mm256/t1", "mm256/tall"},
+                            {"mm256 loop, intra-op off", "mm256/t1", "mm256/tall-nointra"},
+                            {"kernel tanh 1M", "kernels/tanh-1M/t1", "kernels/tanh-1M/t2"},
+                            {"kernel sigmoid 1M", "kernels/sigmoid-1M/t1", "kernels/sigmoid-1M/t2"},
+                            {"kernel add bcast 1M", "kernels/add-bcast-1M/t1", "kernels/add-bcast-1M/t2"},
+                            {"kernel sum rows 1M", "kernels/sum-rows-1M/t1", "kernels/sum-rows-1M/t2"},
+                            {"kernel softmax 1M", "kernels/softmax-1M/t1", "kernels/softmax-1M/t2"},
+                            {"kernel matmul 256", "kernels/matmul-256/t1", "kernels/matmul-256/t2"},
+                            {"kernel matmul 1024", "kernels/matmul-1024/t1", "kernels/matmul-1024/t2"}};
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
     if (bench_find(bc, pairs[i][1]) && bench_find(bc, pairs[i][2]))
       printf("  %-32s %6.2fx %12.2fx %12.2fx %6.2fx\n", pairs[i][0], speedup(bc, pairs[i][1], pairs[i][2], 0),

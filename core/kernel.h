@@ -27,6 +27,7 @@
 #include "dfexec.h"
 #include "node.h"
 #include "op_def.h"
+#include "parallel.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -44,6 +45,9 @@ typedef struct dfx_kctx {
   int64_t iter;
   dfx_status *st;       /* where dfx__kctx_fail writes */
   bool own_inputs;      /* the executor's input slots hold references a kernel may take (below) */
+  /* Idle threads a kernel may borrow (parallel.h); NULL: run on this thread
+   * only. Use it through dfx__kctx_parallel_for. */
+  const dfx_parallel *par;
 } dfx_kctx;
 
 typedef dfx_code (*dfx_kernel_fn)(dfx_kctx *ctx);
@@ -150,6 +154,13 @@ bool dfx__kctx_cancelled(const dfx_kctx *ctx);
  * has passed. Cheap: one relaxed load, and a clock read only when the run
  * has a timeout. */
 dfx_code dfx__kctx_poll(dfx_kctx *ctx);
+
+/* Intra-op parallelism (parallel.h has the contract): runs fn(arg, begin,
+ * end) over disjoint blocks covering [0, n), on this thread and on idle
+ * threads of the session's pool when the estimated work (n * unit_ns) pays
+ * for it, and returns when all blocks are done. Without idle threads (or
+ * with ctx->par NULL) it is one call fn(arg, 0, n). */
+void dfx__kctx_parallel_for(dfx_kctx *ctx, int64_t n, const dfx_par_cost *cost, dfx_shard_fn fn, void *arg);
 
 /* Reads a scalar or 1-element input as int64 (any integer dtype); fails with a
  * message naming `what` when it is not an integer scalar. */

@@ -11,7 +11,19 @@
  * and takes what is still queued itself when its own work runs out. A loop
  * that cannot overlap (parallel_iterations=1) then stays on one thread
  * instead of paying a wake-up per iteration, and a sequential loop's matmul
- * stays with its operands. */
+ * stays with its operands.
+ *
+ * Intra-op parallelism (core/parallel.h) borrows the same threads: a kernel
+ * that splits its work publishes a job on `jobs` and wakes up to as many
+ * sleeping threads as it has blocks for, never more than are idle, so it
+ * takes no thread from queued nodes. Threads look at jobs before the node
+ * queue (a job's caller is waiting for it), claim blocks one at a time with
+ * an atomic counter and leave when none is left; the caller claims too, so
+ * a helper that starts late finds nothing and costs nothing. The caller
+ * unlinks its job once every block is claimed and waits (on the job's own
+ * semaphore, only if a helper is still inside) until the last helper leaves:
+ * after that no thread touches the job, which lives on the caller's stack.
+ * DFX_INTRA_OP=0 in the environment turns it off for pools made after. */
 #include <errno.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -20,6 +32,17 @@
 
 #include "alloc.h"
 #include "run.h"
+
+typedef struct par_job {
+  void (*block)(void *ud, int b);
+  void *ud;
+  int n_blocks;
+  int next;                /* atomic: the next unclaimed block */
+  int users;               /* helpers inside the job (mu) */
+  bool waiting;            /* the caller sleeps on sem until users is 0 (mu) */
+  sem_t sem;
+  struct par_job *next_job; /* the pool's list of jobs with blocks left (mu) */
+} par_job;
 
 typedef struct item {
   dfx_run *run;
@@ -36,6 +59,8 @@ struct dfx_pool {
   int n_workers;
   uv_thread_t *threads;
   sem_t *sems;           /* one per worker */
+  par_job *jobs;         /* parallel_for jobs that may still have blocks */
+  dfx_parallel par;      /* kernels' view of this pool (ctx->par) */
 };
 
 /* Caller holds mu. */
@@ -81,6 +106,69 @@ static void sem_wait_retry(sem_t *s) {
   }
 }
 
+/* ---- parallel_for jobs ---- */
+
+/* Runs unclaimed blocks of j until none is left. */
+static void claim_blocks(par_job *j) {
+  int b;
+  while ((b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n_blocks) j->block(j->ud, b);
+}
+
+/* Caller holds mu; removes j from the job list if it is still there. */
+static void job_unlink(dfx_pool *p, par_job *j) {
+  for (par_job **pp = &p->jobs; *pp; pp = &(*pp)->next_job)
+    if (*pp == j) {
+      *pp = j->next_job;
+      return;
+    }
+}
+
+/* Caller holds mu and p->jobs is not empty: helps with the first job, with
+ * mu released meanwhile, and returns holding mu again. */
+static void help_job(dfx_pool *p) {
+  par_job *j = p->jobs;
+  j->users++;
+  uv_mutex_unlock(&p->mu);
+  claim_blocks(j);
+  uv_mutex_lock(&p->mu);
+  job_unlink(p, j); /* every block is claimed: nobody else should enter */
+  if (--j->users == 0 && j->waiting) {
+    j->waiting = false;
+    sem_post(&j->sem); /* the last touch of j */
+  }
+}
+
+static int par_idle(void *impl) {
+  dfx_pool *p = impl;
+  /* Threads that queued nodes will wake for are not idle. */
+  int n = __atomic_load_n(&p->n_idle, __ATOMIC_RELAXED) - __atomic_load_n(&p->count, __ATOMIC_RELAXED);
+  return n > 0 ? n : 0;
+}
+
+static void par_run(void *impl, int n_blocks, int helpers, void (*block)(void *ud, int b), void *ud) {
+  dfx_pool *p = impl;
+  par_job j = {.block = block, .ud = ud, .n_blocks = n_blocks};
+  if (sem_init(&j.sem, 0, 0)) { /* cannot wait for helpers: do it all here */
+    for (int b = 0; b < n_blocks; b++) block(ud, b);
+    return;
+  }
+  uv_mutex_lock(&p->mu);
+  j.next_job = p->jobs;
+  p->jobs = &j;
+  for (int i = 0; i < helpers && p->n_idle > 0; i++) wake_one(p);
+  uv_mutex_unlock(&p->mu);
+  claim_blocks(&j);
+  uv_mutex_lock(&p->mu);
+  job_unlink(p, &j);
+  bool wait = j.users > 0;
+  j.waiting = wait;
+  uv_mutex_unlock(&p->mu);
+  if (wait) sem_wait_retry(&j.sem);
+  sem_destroy(&j.sem);
+}
+
+const dfx_parallel *dfx__pool_parallel(dfx_pool *p) { return p && p->par.run ? &p->par : NULL; }
+
 typedef struct worker_arg {
   dfx_pool *pool;
   int id;
@@ -94,6 +182,10 @@ static void worker(void *arg) {
   uv_mutex_lock(&p->mu);
   while (1) {
     item it;
+    if (p->jobs) {
+      help_job(p);
+      continue;
+    }
     if (pop(p, &it)) {
       uv_mutex_unlock(&p->mu);
       dfx__run_process(it.run, &it.t, 1, id);
@@ -155,6 +247,8 @@ dfx_code dfx__pool_new(int n_workers, dfx_pool **out) {
     dfx__pool_free(p);
     return DFX_ENOMEM;
   }
+  const char *env = getenv("DFX_INTRA_OP");
+  if (!(env && strcmp(env, "0") == 0)) p->par = (dfx_parallel){.idle = par_idle, .run = par_run, .impl = p};
   *out = p;
   return DFX_OK;
 }
@@ -227,6 +321,10 @@ void dfx__pool_help(dfx_pool *p, dfx_run *r) {
   uv_mutex_lock(&p->mu);
   while (!r->done) {
     item it;
+    if (p->jobs) {
+      help_job(p);
+      continue;
+    }
     if (pop(p, &it)) {
       uv_mutex_unlock(&p->mu);
       dfx__run_process(it.run, &it.t, 1, 0);

@@ -36,7 +36,7 @@ static inline dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out
   }
   dfx_kctx ctx = {.node = x->g, .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out, .state = x->kstate,
                   .step = &r->step, .frame = dfx__run_frame_label(t->frame), .iter = t->iter->iter_num, .st = msg,
-                  .own_inputs = true};
+                  .own_inputs = true, .par = dfx__pool_parallel(r->pool)};
   c = x->kernel->fn(&ctx);
   if (c != DFX_OK) {
     /* Kernels return DFX_ENOMEM for any failed output; the helper knows why. */

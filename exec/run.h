@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "frame.h"
+#include "parallel.h"
 #include "plan.h"
 #include "status.h"
 #include "step.h"
@@ -74,6 +75,9 @@ void dfx__pool_nudge(dfx_pool *p);
 /* The calling thread helps with queued work until r is done (or its
  * deadline passes, which fails the run and keeps waiting for the drain). */
 void dfx__pool_help(dfx_pool *p, dfx_run *r);
+/* Kernels' handle on the pool's idle threads (core/parallel.h), or NULL
+ * when p is NULL or intra-op parallelism is off (DFX_INTRA_OP=0). */
+const dfx_parallel *dfx__pool_parallel(dfx_pool *p);
 /* Marks r done and wakes its caller. */
 void dfx__pool_finish(dfx_pool *p, dfx_run *r);
 

@@ -80,8 +80,8 @@ case "$mode" in
       meson test -C build-asan --print-errorlogs --no-suite conformance --num-processes "$jobs"
     echo "== scheduler under TSan"
     setup build-tsan -Db_sanitize=thread -Db_lundef=false
-    ninja -C build-tsan -j"$jobs" tests/stress/stress_sched tests/reliability/stress_rel
-    TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --print-errorlogs --no-rebuild stress_sched stress_reliability
+    ninja -C build-tsan -j"$jobs" tests/stress/stress_sched tests/stress/stress_par tests/reliability/stress_rel
+    TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --print-errorlogs --no-rebuild stress_sched stress_par stress_reliability
     echo "== fuzz smoke (clang + libFuzzer, 60 s per target)"
     tools/fuzz/smoke.sh 60
     ;;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ew.h"
+#include "simd/simd.h"
 
 const dfx_bcast dfx__bcast_scalars = {.ndims = 0, .count = 1, .kind = DFX_BC_SAME, .nd = 1, .cd = {1}};
 
@@ -141,6 +142,94 @@ dfx_code dfx__ew_run_bin_chunked(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcas
     if (*bad) break;
   }
   return DFX_OK;
+}
+
+/* ---- parallel and SIMD paths ---- */
+
+typedef struct bin_job {
+  dfx_kctx *ctx;
+  dfx_ew_bin_fn fn;
+  const dfx_bcast *bc;
+  dfx_dtype t;
+  const char *a, *b;
+  char *o;
+  bool in_place;
+  int unsupported, bad; /* atomic flags from the blocks */
+} bin_job;
+
+/* Output elements [lo, hi), in pieces that stop once the run is cancelled
+ * or an element error is seen. */
+static void bin_block(void *arg, int64_t lo, int64_t hi) {
+  bin_job *j = arg;
+  int bad = 0, r = 0;
+  if (j->in_place) { /* same shapes: element i of a, b and o line up */
+    _Alignas(64) unsigned char tmp[4096];
+    const size_t es = dfx__dtype_storage(j->t);
+    const int64_t per = (int64_t)(sizeof tmp / es);
+    dfx_bcast chunk = *j->bc;
+    for (int64_t i = lo; i < hi && r >= 0 && !bad; i += per) {
+      chunk.count = hi - i < per ? hi - i : per;
+      size_t off = (size_t)i * es;
+      r = j->fn(&chunk, 0, chunk.count, j->t, j->a + off, j->b + off, tmp, &bad);
+      if (r >= 0 && !bad) memcpy(j->o + off, tmp, (size_t)chunk.count * es);
+      if (dfx__kctx_cancelled(j->ctx)) break; /* one relaxed load per 4 KB */
+    }
+  } else {
+    const int64_t grain = dfx__bcast_grain(j->bc, EW_POLL_GRAIN);
+    for (int64_t i = lo; i < hi && r >= 0 && !bad; i += grain) {
+      r = j->fn(j->bc, i, hi - i > grain ? i + grain : hi, j->t, j->a, j->b, j->o, &bad);
+      if (dfx__kctx_cancelled(j->ctx)) break;
+    }
+  }
+  if (r < 0) __atomic_store_n(&j->unsupported, 1, __ATOMIC_RELAXED);
+  if (bad) __atomic_store_n(&j->bad, bad, __ATOMIC_RELAXED);
+}
+
+dfx_code dfx__ew_run_bin_par(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
+                             const void *b, void *o, bool in_place, int *bad) {
+  bin_job j = {.ctx = ctx, .fn = fn, .bc = bc, .t = t, .a = a, .b = b, .o = o, .in_place = in_place};
+  /* Blocks start on a row of the general path, and hold at least 16
+   * elements: whole cache lines of float output per thread. */
+  int64_t grain = dfx__bcast_grain(bc, 16);
+  dfx__kctx_parallel_for(ctx, bc->count, &(dfx_par_cost){.unit_ns = EW_BIN_UNIT_NS, .grain = grain}, bin_block, &j);
+  *bad = j.bad;
+  if (j.unsupported) return dfx__ew_unsupported(ctx, t);
+  return *bad ? DFX_OK : dfx__kctx_poll(ctx);
+}
+
+bool dfx__ew_simd_bin_f32(int op, const dfx_bcast *bc, int64_t lo, int64_t hi, const float *a, const float *b,
+                          float *o) {
+  const dfx_simd_table *v = dfx__simd();
+  const dfx_simd_op sop = (dfx_simd_op)op;
+  switch (bc->kind) {
+  case DFX_BC_SAME: v->binary(sop, a + lo, 1, b + lo, 1, o + lo, hi - lo); return true;
+  case DFX_BC_XSCALAR: v->binary(sop, a, 0, b + lo, 1, o + lo, hi - lo); return true;
+  case DFX_BC_YSCALAR: v->binary(sop, a + lo, 1, b, 0, o + lo, hi - lo); return true;
+  default: break;
+  }
+  const int nd = bc->nd;
+  const int64_t in = bc->cd[nd - 1], sa = bc->s[0][nd - 1], sb = bc->s[1][nd - 1];
+  if (in < 8 || sa > 1 || sb > 1 || lo % in) return false;
+  /* Row by row, as EW_LOOP2's general path walks them. */
+  int64_t idx[DFX_MAX_DIMS] = {0}, oa = 0, ob = 0, r = lo / in;
+  for (int d = nd - 2; d >= 0 && r; d--) {
+    idx[d] = r % bc->cd[d];
+    r /= bc->cd[d];
+    oa += idx[d] * bc->s[0][d];
+    ob += idx[d] * bc->s[1][d];
+  }
+  for (int64_t o0 = lo; o0 < hi; o0 += in) {
+    v->binary(sop, a + oa, (int)sa, b + ob, (int)sb, o + o0, in);
+    for (int d = nd - 2; d >= 0; d--) {
+      oa += bc->s[0][d];
+      ob += bc->s[1][d];
+      if (++idx[d] < bc->cd[d]) break;
+      oa -= bc->s[0][d] * bc->cd[d];
+      ob -= bc->s[1][d] * bc->cd[d];
+      idx[d] = 0;
+    }
+  }
+  return true;
 }
 
 dfx_code dfx__bcast_fail(dfx_kctx *ctx, const dfx_tensor *x, const dfx_tensor *y) {

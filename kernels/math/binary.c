@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "ew.h"
+#include "simd/simd.h"
 
 static const char DIV0[] = "Integer division by zero";
 
@@ -94,6 +95,25 @@ EW_DEF_BIN(atan2_fn, EW_F_CASES(SAME, ATAN2_F))
 EW_DEF_BIN(divnn_fn, EW_F_CASES(SAME, DIVNN_F) EW_C_CASES(SAME, DIVNN_F))
 EW_DEF_BIN(xlogy_fn, EW_F_CASES(SAME, XLOGY_F) EW_C_CASES(SAME, XLOGY_F))
 EW_DEF_BIN(xdivy_fn, EW_F_CASES(SAME, XDIVY_F) EW_C_CASES(SAME, XDIVY_F))
+
+/* Float32 Add, Sub, Mul, division, Maximum and Minimum over rows of 16 or
+ * more run the dispatched SIMD loops (kernels/simd); scalars (a loop's
+ * counter arithmetic) stay on the inlined loops. */
+#define SIMD_BIN(name, fn, OP)                                                                              \
+  static int name(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dtype t, const void *a, const void *b, \
+                  void *o, int *bad) {                                                                     \
+    if (t == DFX_F32 && hi - lo >= 16 && dfx__ew_simd_bin_f32(OP, bc, lo, hi, a, b, o)) {                 \
+      *bad = 0;                                                                                            \
+      return 0;                                                                                            \
+    }                                                                                                      \
+    return fn(bc, lo, hi, t, a, b, o, bad);                                                                \
+  }
+SIMD_BIN(add_v, add_fn, DFX_SIMD_ADD)
+SIMD_BIN(sub_v, sub_fn, DFX_SIMD_SUB)
+SIMD_BIN(mul_v, mul_fn, DFX_SIMD_MUL)
+SIMD_BIN(div_v, div_fn, DFX_SIMD_DIV)
+SIMD_BIN(max_v, max_fn, DFX_SIMD_MAX)
+SIMD_BIN(min_v, min_fn, DFX_SIMD_MIN)
 
 typedef dfx_ew_bin_fn bin_fn;
 
@@ -212,13 +232,21 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
   } else if (bc->kind == DFX_BC_SAME && t != DFX_STRING) {
     dfx_tensor *reuse = dfx__kctx_take_unique(ctx, 0);
     if (!reuse) reuse = dfx__kctx_take_unique(ctx, 1);
+    if (reuse && bc->count >= EW_PAR_MIN && ctx->par) {
+      ctx->out[0] = reuse;
+      reuse->ndims = (uint8_t)bc->ndims; /* [64] + [1,64] is [1,64] */
+      if (bc->ndims) memcpy(reuse->dims, bc->dims, sizeof(int64_t) * (size_t)bc->ndims);
+      int bad = 0;
+      dfx_code c = dfx__ew_run_bin_par(ctx, fn, bc, t, x->data, y->data, reuse->data, true, &bad);
+      return c != DFX_OK ? fail_clear(ctx, c) : bin_status(ctx, 0, bad, t);
+    }
     if (reuse) return bin_in_place(ctx, fn, bc, t, x, y, reuse);
   }
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, t, bc->ndims, bc->dims);
   if (!o) return dfx_status_code(ctx->st);
   /* Only Add's row allows string; the output's elements start zeroed, so a
    * failure halfway frees what was made. */
-  if (t == DFX_STRING && fn == add_fn) return add_strings(ctx, bc, x->data, y->data, o->data);
+  if (t == DFX_STRING && fn == add_v) return add_strings(ctx, bc, x->data, y->data, o->data);
   int bad = 0;
   dfx_code c = dfx__ew_run_bin(ctx, fn, bc, t, x->data, y->data, o->data, &bad);
   return c != DFX_OK ? fail_clear(ctx, c) : bin_status(ctx, 0, bad, t);
@@ -226,16 +254,16 @@ static dfx_code run_bin(dfx_kctx *ctx, bin_fn fn) {
 
 #define KFN(name, fn) \
   static dfx_code name(dfx_kctx *ctx) { return run_bin(ctx, fn); }
-KFN(k_add, add_fn)
-KFN(k_sub, sub_fn)
-KFN(k_mul, mul_fn)
-KFN(k_div, div_fn)
+KFN(k_add, add_v)
+KFN(k_sub, sub_v)
+KFN(k_mul, mul_v)
+KFN(k_div, div_v)
 KFN(k_tdiv, tdiv_fn)
 KFN(k_fdiv, fdiv_fn)
 KFN(k_fmod, fmod_fn)
 KFN(k_tmod, tmod_fn)
-KFN(k_max, max_fn)
-KFN(k_min, min_fn)
+KFN(k_max, max_v)
+KFN(k_min, min_v)
 KFN(k_pow, pow_fn)
 KFN(k_sqd, sqd_fn)
 KFN(k_atan2, atan2_fn)

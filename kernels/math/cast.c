@@ -160,6 +160,31 @@ static dfx_code cast_init(const dfx_node *n, void **state, dfx_status *st) {
   return DFX_OK;
 }
 
+typedef struct cast_job {
+  dfx_dtype st, dt;
+  int bits;
+  const char *src;
+  char *dst;
+  size_t ses, des;
+  dfx_kctx *ctx;
+} cast_job;
+
+/* Elements [lo, hi) of a Cast whose dtype pair is known to be supported;
+ * stops between pieces once the run is cancelled (polled after the join). */
+static void cast_block(void *arg, int64_t lo, int64_t hi) {
+  const cast_job *j = arg;
+  for (int64_t i = lo; i < hi; i += EW_POLL_GRAIN) {
+    const int64_t n = hi - i < EW_POLL_GRAIN ? hi - i : EW_POLL_GRAIN;
+    const void *src = j->src + (size_t)i * j->ses;
+    void *dst = j->dst + (size_t)i * j->des;
+    if (j->bits)
+      cast_truncating(j->st, j->dt, j->bits, src, dst, n);
+    else
+      cast_loop(j->st, j->dt, src, dst, n);
+    if (dfx__kctx_cancelled(j->ctx)) return;
+  }
+}
+
 static dfx_code k_cast(dfx_kctx *ctx) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype st = (dfx_dtype)x->dtype;
@@ -173,6 +198,18 @@ static dfx_code k_cast(dfx_kctx *ctx) {
   dfx_tensor *o = dfx__kctx_alloc(ctx, 0, dt, x->ndims, x->dims);
   if (!o) return dfx_status_code(ctx->st);
   const size_t ses = dfx__dtype_storage(st), des = dfx__dtype_storage(dt);
+  /* Large tensors: blocks on idle threads, once the pair is known to work
+   * (a zero-length loop answers that). */
+  if (x->count >= EW_PAR_MIN && ctx->par && (bits || cast_loop(st, dt, x->data, o->data, 0) >= 0)) {
+    cast_job j = {st, dt, bits, x->data, o->data, ses, des, ctx};
+    dfx__kctx_parallel_for(ctx, x->count, &(dfx_par_cost){.unit_ns = 0.3, .grain = 16}, cast_block, &j);
+    dfx_code c = dfx__kctx_poll(ctx);
+    if (c != DFX_OK) {
+      dfx__tensor_unref(ctx->out[0]);
+      ctx->out[0] = NULL;
+    }
+    return c;
+  }
   for (int64_t i = 0; i < x->count; i += EW_POLL_GRAIN) {
     const int64_t n = x->count - i < EW_POLL_GRAIN ? x->count - i : EW_POLL_GRAIN;
     const void *src = (const char *)x->data + (size_t)i * ses;

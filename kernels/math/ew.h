@@ -207,8 +207,27 @@ typedef int (*dfx_ew_bin_fn)(const dfx_bcast *bc, int64_t lo, int64_t hi, dfx_dt
  * in ctx: a poll's, or DFX_EUNIMPL for a dtype fn does not handle. */
 dfx_code dfx__ew_run_bin_chunked(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
                                  const void *b, void *o, int *bad);
+/* Tensors of at least this many elements may be split over idle threads
+ * (core/parallel.h); smaller ones, and every scalar of a while loop, never
+ * look at the cost model. */
+#define EW_PAR_MIN ((int64_t)16384)
+/* Estimated ns per element of a binary loop on one core (the cost model's
+ * unit): memory-bound arithmetic. */
+#define EW_BIN_UNIT_NS 0.3
+/* Runs fn over all of bc's output in blocks on idle threads; in_place: o is
+ * a (same-shape) operand, each block goes through a stack buffer. Returns
+ * like dfx__ew_run_bin_chunked (cancellation is polled after the join). */
+dfx_code dfx__ew_run_bin_par(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t, const void *a,
+                             const void *b, void *o, bool in_place, int *bad);
+/* The float32 SIMD loop (kernels/simd) for op over output elements [lo, hi)
+ * of bc, when the layout allows it: the same shapes, a scalar operand, or
+ * the general path with unit or zero inner strides and rows of at least 8.
+ * Returns false (nothing done) otherwise. op is a dfx_simd_op. */
+bool dfx__ew_simd_bin_f32(int op, const dfx_bcast *bc, int64_t lo, int64_t hi, const float *a, const float *b,
+                          float *o);
 static inline dfx_code dfx__ew_run_bin(dfx_kctx *ctx, dfx_ew_bin_fn fn, const dfx_bcast *bc, dfx_dtype t,
                                        const void *a, const void *b, void *o, int *bad) {
+  if (bc->count >= EW_PAR_MIN && ctx->par) return dfx__ew_run_bin_par(ctx, fn, bc, t, a, b, o, false, bad);
   if (bc->count > EW_POLL_GRAIN) return dfx__ew_run_bin_chunked(ctx, fn, bc, t, a, b, o, bad);
   *bad = 0; /* one chunk, no poll: the loop counter and comparison of a while loop come here */
   return fn(bc, 0, bc->count, t, a, b, o, bad) < 0 ? dfx__ew_unsupported(ctx, t) : DFX_OK;

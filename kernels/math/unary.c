@@ -7,6 +7,7 @@
 #include <tgmath.h>
 
 #include "ew.h"
+#include "simd/simd.h"
 #include "special.h"
 
 /* Negation through uint64: Abs(INT_MIN) wraps to INT_MIN, as in TF, with no
@@ -209,6 +210,82 @@ __attribute__((noinline)) static dfx_code un_in_place(dfx_kctx *ctx, un_fn fn, d
   return DFX_OK;
 }
 
+static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool);
+
+/* ---- large tensors: blocks on idle threads (parallel_for) ---- */
+
+/* Below this many elements a tensor takes the serial loops: scalars and
+ * small vectors of a while loop never pay for the cost model. */
+#define UN_PAR_MIN 16384
+
+typedef struct un_job {
+  dfx_kctx *ctx;
+  un_fn fn;
+  dfx_dtype t;
+  const char *src;
+  char *dst;            /* == src in place */
+  size_t es, os;
+  int unsupported, bad; /* atomic flags from the blocks */
+} un_job;
+
+/* Elements [lo, hi), in pieces of EW_POLL_GRAIN that stop once the run is
+ * cancelled (the kernel polls after the join). In place, each piece goes
+ * through a stack buffer (the loops take restrict pointers). */
+static void un_block(void *arg, int64_t lo, int64_t hi) {
+  un_job *j = arg;
+  _Alignas(64) unsigned char tmp[4096];
+  const int64_t per = j->src == j->dst ? (int64_t)(sizeof tmp / j->es) : EW_POLL_GRAIN;
+  int64_t since_poll = 0;
+  for (int64_t i = lo; i < hi; i += per) {
+    int64_t n = hi - i < per ? hi - i : per;
+    int bad = 0, r;
+    if (j->src == j->dst) {
+      r = j->fn(n, j->t, j->src + (size_t)i * j->es, tmp, &bad);
+      if (r >= 0 && !bad) memcpy(j->dst + (size_t)i * j->es, tmp, (size_t)n * j->es);
+    } else {
+      r = j->fn(n, j->t, j->src + (size_t)i * j->es, j->dst + (size_t)i * j->os, &bad);
+    }
+    if (r < 0) __atomic_store_n(&j->unsupported, 1, __ATOMIC_RELAXED);
+    if (bad) __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);
+    if (r < 0 || bad) return;
+    if ((since_poll += n) >= EW_POLL_GRAIN) {
+      since_poll = 0;
+      if (dfx__kctx_cancelled(j->ctx)) return;
+    }
+  }
+}
+
+/* fn over all of x into o (o == x: in place), split over idle threads. */
+static dfx_code un_parallel(dfx_kctx *ctx, un_fn fn, double unit_ns, const dfx_tensor *x, dfx_tensor *o) {
+  dfx_dtype t = (dfx_dtype)x->dtype;
+  un_job j = {.ctx = ctx, .fn = fn, .t = t, .src = x->data, .dst = o->data, .es = dfx__dtype_storage(t),
+              .os = dfx__dtype_storage((dfx_dtype)o->dtype)};
+  /* Blocks of 16 elements: whole cache lines of float output per thread. */
+  dfx__kctx_parallel_for(ctx, x->count, &(dfx_par_cost){.unit_ns = unit_ns, .grain = 16}, un_block, &j);
+  dfx_code c = un_status(ctx, j.unsupported ? -1 : 0, j.bad, t);
+  if (c == DFX_OK && (c = dfx__kctx_poll(ctx)) != DFX_OK) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+  return c;
+}
+
+static dfx_code run_un_cost(dfx_kctx *ctx, un_fn fn, bool out_bool, double unit_ns) {
+  const dfx_tensor *x = ctx->in[0];
+  dfx_dtype t = (dfx_dtype)x->dtype;
+  if (x->count >= UN_PAR_MIN && ctx->par) {
+    dfx_tensor *own = out_bool ? NULL : dfx__kctx_take_unique(ctx, 0);
+    if (own) {
+      ctx->out[0] = own;
+      return un_parallel(ctx, fn, unit_ns, own, own);
+    }
+    dfx_tensor *o = dfx__kctx_alloc(ctx, 0, out_bool ? DFX_BOOL : t, x->ndims, x->dims);
+    if (!o) return dfx_status_code(ctx->st);
+    return un_parallel(ctx, fn, unit_ns, x, o);
+  }
+  return run_un(ctx, fn, out_bool);
+}
+
 static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
@@ -232,15 +309,35 @@ static dfx_code run_un(dfx_kctx *ctx, un_fn fn, bool out_bool) {
   return DFX_OK;
 }
 
-#define KFN(name, fn, ob) \
-  static dfx_code name(dfx_kctx *ctx) { return run_un(ctx, fn, ob); }
-KFN(k_abs, abs_fn, false)
-KFN(k_neg, neg_fn, false)
-KFN(k_sqr, sqr_fn, false)
-KFN(k_rec, rec_fn, false)
-KFN(k_sign, sign_fn, false)
-KFN(k_sqrt, sqrt_fn, false)
-KFN(k_rsqrt, rsqrt_fn, false)
+/* Float32 Tanh and Sigmoid run the dispatched SIMD loops (kernels/simd):
+ * the same functions, vectorised for the CPU. */
+static int tanh_simd_fn(int64_t n, dfx_dtype t, const void *a, void *o, int *bad) {
+  if (t != DFX_F32) return tanh_fn(n, t, a, o, bad);
+  dfx__simd()->vtanh(a, o, n);
+  return 0;
+}
+static int sigm_simd_fn(int64_t n, dfx_dtype t, const void *a, void *o, int *bad) {
+  if (t != DFX_F32) return sigm_fn(n, t, a, o, bad);
+  dfx__simd()->vsigmoid(a, o, n);
+  return 0;
+}
+
+/* Kernels by estimated cost per element (ns, one core, the scalar loops):
+ * C for compare/move-like ops, A for arithmetic, T for libm
+ * transcendentals. It only decides when splitting pays. */
+#define COST_C 0.1
+#define COST_A 0.3
+#define COST_T 2.0
+#define KFN_C(name, fn, ob, cost) \
+  static dfx_code name(dfx_kctx *ctx) { return run_un_cost(ctx, fn, ob, cost); }
+#define KFN(name, fn, ob) KFN_C(name, fn, ob, COST_T)
+KFN_C(k_abs, abs_fn, false, COST_C)
+KFN_C(k_neg, neg_fn, false, COST_C)
+KFN_C(k_sqr, sqr_fn, false, COST_C)
+KFN_C(k_rec, rec_fn, false, COST_A)
+KFN_C(k_sign, sign_fn, false, COST_C)
+KFN_C(k_sqrt, sqrt_fn, false, COST_A)
+KFN_C(k_rsqrt, rsqrt_fn, false, COST_A)
 KFN(k_exp, exp_fn, false)
 KFN(k_expm1, expm1_fn, false)
 KFN(k_log, log_fn, false)
@@ -253,27 +350,27 @@ KFN(k_acos, acos_fn, false)
 KFN(k_atan, atan_fn, false)
 KFN(k_sinh, sinh_fn, false)
 KFN(k_cosh, cosh_fn, false)
-KFN(k_tanh, tanh_fn, false)
+KFN_C(k_tanh, tanh_simd_fn, false, COST_A)
 KFN(k_asinh, asinh_fn, false)
 KFN(k_acosh, acosh_fn, false)
 KFN(k_atanh, atanh_fn, false)
-KFN(k_sigm, sigm_fn, false)
+KFN_C(k_sigm, sigm_simd_fn, false, COST_A)
 KFN(k_lgamma, lgamma_fn, false)
 KFN(k_digamma, digamma_fn, false)
 KFN(k_erf, erf_fn, false)
 KFN(k_erfc, erfc_fn, false)
-KFN(k_floor, floor_fn, false)
-KFN(k_ceil, ceil_fn, false)
-KFN(k_rint, rint_fn, false)
-KFN(k_isnan, isnan_fn, true)
-KFN(k_isinf, isinf_fn, true)
-KFN(k_isfin, isfin_fn, true)
-KFN(k_relu, relu_fn, false)
-KFN(k_relu6, relu6_fn, false)
+KFN_C(k_floor, floor_fn, false, COST_C)
+KFN_C(k_ceil, ceil_fn, false, COST_C)
+KFN_C(k_rint, rint_fn, false, COST_C)
+KFN_C(k_isnan, isnan_fn, true, COST_C)
+KFN_C(k_isinf, isinf_fn, true, COST_C)
+KFN_C(k_isfin, isfin_fn, true, COST_C)
+KFN_C(k_relu, relu_fn, false, COST_C)
+KFN_C(k_relu6, relu6_fn, false, COST_C)
 KFN(k_elu, elu_fn, false)
 KFN(k_selu, selu_fn, false)
 KFN(k_softplus, softplus_fn, false)
-KFN(k_softsign, softsign_fn, false)
+KFN_C(k_softsign, softsign_fn, false, COST_A)
 
 /* LeakyRelu's alpha is a node attr, so it has its own loop over [lo, hi). */
 static void leaky_range(dfx_dtype t, const void *x, void *o, int64_t lo, int64_t hi, float alpha) {

@@ -1,6 +1,7 @@
 /* bias.c - BiasAdd (NHWC/NCHW), BiasAddV1, L2Loss and LRN.
  * BiasAdd views the value as [outer, C, inner] with the channel dim C
- * (inner = 1 for NHWC); integers wrap like TF's T arithmetic. */
+ * (inner = 1 for NHWC); integers wrap like TF's T arithmetic. Rows of
+ * that view are split over idle threads (dfx__kctx_parallel_for). */
 #include <math.h>
 #include <string.h>
 
@@ -38,6 +39,36 @@ DEF_BIAS(bf16, uint16_t, ADD_B)
 #define BIAS_INT(DT, T) DEF_BIAS(T, T, ADD_I)
 DFX_INT_TYPES(BIAS_INT)
 
+typedef struct bias_job {
+  dfx_dtype t;
+  const void *x, *b;
+  void *y;
+  int64_t c, inner;
+  dfx_kctx *ctx;
+} bias_job;
+
+/* Rows [lo, hi), in runs of about DFX_NN_POLL_WORK elements that stop once
+ * the run is cancelled (the kernel polls after the join). */
+static void bias_rows(void *arg, int64_t lo, int64_t hi) {
+  const bias_job *j = arg;
+  int64_t row = j->c * j->inner, step = row >= DFX_NN_POLL_WORK ? 1 : DFX_NN_POLL_WORK / row;
+  for (int64_t o = lo; o < hi; o += step) {
+    int64_t o1 = hi - o < step ? hi : o + step;
+    switch (j->t) {
+    case DFX_F32: bias_float(j->x, j->b, j->y, o, o1, j->c, j->inner); break;
+    case DFX_F64: bias_double(j->x, j->b, j->y, o, o1, j->c, j->inner); break;
+    case DFX_F16: bias_f16(j->x, j->b, j->y, o, o1, j->c, j->inner); break;
+    case DFX_BF16: bias_bf16(j->x, j->b, j->y, o, o1, j->c, j->inner); break;
+#define C(DT, T) \
+  case DT: bias_##T(j->x, j->b, j->y, o, o1, j->c, j->inner); break;
+      DFX_INT_TYPES(C)
+#undef C
+    default: return; /* the row's types string admits no other dtype */
+    }
+    if (dfx__kctx_cancelled(j->ctx)) return;
+  }
+}
+
 static dfx_code bias_init(const dfx_node *n, void **state, dfx_status *st) {
   const char *f = dfx__attr_str(n, "data_format", "NHWC");
   if (strcmp(f, "NHWC") && strcmp(f, "NCHW"))
@@ -65,25 +96,10 @@ static dfx_code bias_k(dfx_kctx *ctx) {
   int64_t outer = 1, inner = 1, c = x->dims[cd];
   for (int d = 0; d < cd; d++) outer *= x->dims[d];
   for (int d = cd + 1; d < x->ndims; d++) inner *= x->dims[d];
-  /* Blocks of rows between polls of the run. */
-  int64_t row = c * inner, step = row >= DFX_NN_POLL_WORK ? 1 : DFX_NN_POLL_WORK / row;
-  for (int64_t o = 0; o < outer; o += step) {
-    int64_t o1 = outer - o < step ? outer : o + step;
-    switch (t) {
-    case DFX_F32: bias_float(x->data, b->data, y->data, o, o1, c, inner); break;
-    case DFX_F64: bias_double(x->data, b->data, y->data, o, o1, c, inner); break;
-    case DFX_F16: bias_f16(x->data, b->data, y->data, o, o1, c, inner); break;
-    case DFX_BF16: bias_bf16(x->data, b->data, y->data, o, o1, c, inner); break;
-#define C(DT, T) \
-  case DT: bias_##T(x->data, b->data, y->data, o, o1, c, inner); break;
-      DFX_INT_TYPES(C)
-#undef C
-    default: return DFX_EINTERNAL; /* the row's types string admits no other dtype */
-    }
-    dfx_code rc = dfx__kctx_poll(ctx);
-    if (rc != DFX_OK) return rc;
-  }
-  return DFX_OK;
+  bias_job j = {.t = t, .x = x->data, .b = b->data, .y = y->data, .c = c, .inner = inner, .ctx = ctx};
+  /* Rows of the [outer, c, inner] view split over idle threads. */
+  dfx__kctx_parallel_for(ctx, outer, &(dfx_par_cost){.unit_ns = 0.3 * (double)(c * inner)}, bias_rows, &j);
+  return dfx__kctx_poll(ctx);
 }
 
 /* ---- L2Loss ---- */

@@ -2,7 +2,13 @@
  * Row-major operands; float/double/complex go to OpenBLAS gemm (one call per
  * batch matrix), half types are widened to float and use sgemm, integers use
  * a naive i-k-j loop with wrapping arithmetic. MatMul's transpose_a/b only
- * transpose; BatchMatMul's adj_x/y conjugate complex operands too. */
+ * transpose; BatchMatMul's adj_x/y conjugate complex operands too.
+ *
+ * Intra-op parallelism: float and complex products run through
+ * dfx__kctx_parallel_for, over batch matrices when there are several, else
+ * over blocks of rows of the output (columns when it is wider than tall),
+ * one single-threaded BLAS call per block: OpenBLAS stays pinned to one
+ * thread (exec/session.c) and the pool's idle threads do the splitting. */
 #include <cblas.h>
 #include <string.h>
 
@@ -38,7 +44,8 @@ static void widen(const uint16_t *x, float *y, int64_t n, bool bf) {
   for (int64_t i = 0; i < n; i++) y[i] = bf ? dfx__bf16_to_f32(x[i]) : dfx__f16_to_f32(x[i]);
 }
 
-/* One matrix product; `tmp` holds (m*k + k*n + m*n) floats for half types.
+/* One matrix product of half or integer types; `tmp` holds (m*k + k*n +
+ * m*n) floats for half types.
  * Integer products poll the run every few rows (*done counts the work). */
 static dfx_code gemm(dfx_kctx *ctx, dfx_dtype t, const void *a, const void *b, void *c, int64_t m, int64_t n,
                      int64_t k, const mm_attrs *s, float *tmp, int64_t *done) {
@@ -49,24 +56,10 @@ static dfx_code gemm(dfx_kctx *ctx, dfx_dtype t, const void *a, const void *b, v
     memset(c, 0, (size_t)(m * n) * es);
     return dfx__nn_progress(ctx, done, m * n);
   }
-  enum CBLAS_TRANSPOSE tr = s->conj ? CblasConjTrans : CblasTrans;
-  enum CBLAS_TRANSPOSE tra = ta ? tr : CblasNoTrans, trb = tb ? tr : CblasNoTrans;
+  /* Half types only (blas_batched takes float and complex). */
+  enum CBLAS_TRANSPOSE tra = ta ? CblasTrans : CblasNoTrans, trb = tb ? CblasTrans : CblasNoTrans;
   int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
-  static const double one[2] = {1, 0}, zero[2] = {0, 0};
-  static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
   switch (t) {
-  case DFX_C64:
-    cblas_cgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, onef, a, lda, b, ldb, zerof, c, (int)n);
-    break;
-  case DFX_C128:
-    cblas_zgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, one, a, lda, b, ldb, zero, c, (int)n);
-    break;
-  case DFX_F32:
-    cblas_sgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, 1.0f, a, lda, b, ldb, 0.0f, c, (int)n);
-    break;
-  case DFX_F64:
-    cblas_dgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, 1.0, a, lda, b, ldb, 0.0, c, (int)n);
-    break;
   case DFX_F16:
   case DFX_BF16: {
     bool bf = t == DFX_BF16;
@@ -94,6 +87,112 @@ static dfx_code gemm(dfx_kctx *ctx, dfx_dtype t, const void *a, const void *b, v
   int64_t mn = m * n, work;
   if (__builtin_mul_overflow(mn, k, &work)) work = INT64_MAX;
   return dfx__nn_progress(ctx, done, work);
+}
+
+/* ---- BLAS products, split for parallel_for ---- */
+
+static bool blas_dtype(dfx_dtype t) { return t == DFX_F32 || t == DFX_F64 || t == DFX_C64 || t == DFX_C128; }
+
+/* Estimated ns per multiply-add on one core: a conservative rate of
+ * single-threaded sgemm (AVX2/AVX-512 reach 50-100 flops/ns), half that
+ * for doubles, four real ones per complex. */
+static double fma_ns(dfx_dtype t) {
+  double f32 = 1.0 / 32;
+  return t == DFX_F32 ? f32 : t == DFX_F64 ? 2 * f32 : t == DFX_C64 ? 4 * f32 : 8 * f32;
+}
+
+typedef struct mm_job {
+  dfx_dtype t;
+  size_t es;
+  const char *x, *y;
+  char *z;
+  int64_t m, n, k;
+  int64_t xmat, ymat; /* elements per batch matrix of x and y */
+  const mm_attrs *s;
+  /* Batch broadcasting (batched()): strides in matrices, 0 along size-1 dims. */
+  int nb;
+  const int64_t *ob, *sx, *sy;
+  bool by_rows;        /* one product split by rows (else by columns) */
+} mm_job;
+
+/* C[i0:i1, j0:j1] of one product; a, b, c point at the whole matrices. */
+static void blas_block(const mm_job *j, const char *a, const char *b, char *c, int64_t i0, int64_t i1, int64_t j0,
+                       int64_t j1) {
+  const mm_attrs *s = j->s;
+  int64_t m = i1 - i0, n = j1 - j0, k = j->k;
+  size_t es = j->es;
+  enum CBLAS_TRANSPOSE tr = s->conj ? CblasConjTrans : CblasTrans;
+  enum CBLAS_TRANSPOSE tra = s->ta ? tr : CblasNoTrans, trb = s->tb ? tr : CblasNoTrans;
+  int lda = (int)(s->ta ? j->m : k), ldb = (int)(s->tb ? k : j->n), ldc = (int)j->n;
+  /* Row i0 of op(A) starts at a[i0 * lda] untransposed, at column i0 of A
+   * transposed; likewise column j0 of op(B). */
+  a += (size_t)(s->ta ? i0 : i0 * k) * es;
+  b += (size_t)(s->tb ? j0 * k : j0) * es;
+  c += (size_t)(i0 * j->n + j0) * es;
+  static const double one[2] = {1, 0}, zero[2] = {0, 0};
+  static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
+  switch (j->t) {
+  case DFX_C64:
+    cblas_cgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, onef, a, lda, b, ldb, zerof, c, ldc);
+    break;
+  case DFX_C128:
+    cblas_zgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, one, a, lda, b, ldb, zero, c, ldc);
+    break;
+  case DFX_F32:
+    cblas_sgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, 1.0f, (const float *)a, lda, (const float *)b, ldb,
+                0.0f, (float *)c, ldc);
+    break;
+  default:
+    cblas_dgemm(CblasRowMajor, tra, trb, (int)m, (int)n, (int)k, 1.0, (const double *)a, lda, (const double *)b, ldb,
+                0.0, (double *)c, ldc);
+    break;
+  }
+}
+
+/* Rows (or columns) [begin, end) of the single product. */
+static void split_block(void *arg, int64_t begin, int64_t end) {
+  const mm_job *j = arg;
+  if (j->by_rows)
+    blas_block(j, j->x, j->y, j->z, begin, end, 0, j->n);
+  else
+    blas_block(j, j->x, j->y, j->z, 0, j->m, begin, end);
+}
+
+/* Batch matrices [begin, end), each a whole product. */
+static void batch_block(void *arg, int64_t begin, int64_t end) {
+  const mm_job *j = arg;
+  for (int64_t bi = begin; bi < end; bi++) {
+    /* Unravel bi over the output batch dims into x's and y's matrix offsets. */
+    int64_t ox = 0, oy = 0, rest = bi;
+    for (int i = j->nb - 1; i >= 0; i--) {
+      int64_t d = rest % j->ob[i];
+      rest /= j->ob[i];
+      ox += d * j->sx[i];
+      oy += d * j->sy[i];
+    }
+    blas_block(j, j->x + (size_t)(ox * j->xmat) * j->es, j->y + (size_t)(oy * j->ymat) * j->es,
+               j->z + (size_t)(bi * j->m * j->n) * j->es, 0, j->m, 0, j->n);
+  }
+}
+
+/* Every product of a float or complex batch, spread over idle threads. */
+static dfx_code blas_batched(dfx_kctx *ctx, mm_job *j, int64_t batches) {
+  double per_row = fma_ns(j->t) * (double)j->n * (double)j->k;
+  if (j->k == 0) {
+    memset(j->z, 0, (size_t)(batches * j->m * j->n) * j->es);
+  } else if (batches > 1) {
+    dfx__kctx_parallel_for(ctx, batches, &(dfx_par_cost){.unit_ns = per_row * (double)j->m, .blocks_per_thread = 2},
+                           batch_block, j);
+  } else {
+    /* sgemm packs the operand it streams once per call: one block per
+     * thread, cut along the longer side of the output. */
+    j->by_rows = j->m >= j->n;
+    int64_t len = j->by_rows ? j->m : j->n;
+    double unit = j->by_rows ? per_row : fma_ns(j->t) * (double)j->m * (double)j->k;
+    dfx__kctx_parallel_for(ctx, len, &(dfx_par_cost){.unit_ns = unit, .grain = 16, .blocks_per_thread = 1},
+                           split_block, j);
+  }
+  return dfx__kctx_poll(ctx);
 }
 
 static dfx_code mm_init(const dfx_node *n, void **state, dfx_status *st) {
@@ -157,9 +256,14 @@ static dfx_code batched(dfx_kctx *ctx, int nb, const int64_t *bx, const int64_t 
     ax *= bx[i];
     ay *= by[i];
   }
-  int64_t cnt[DFX_MAX_DIMS] = {0}, ox = 0, oy = 0;
   const char *xd = x->data, *yd = y->data;
   char *zd = z->data;
+  if (blas_dtype(t)) {
+    mm_job j = {.t = t, .es = es, .x = xd, .y = yd, .z = zd, .m = m, .n = n, .k = k, .xmat = xr * xc,
+                .ymat = yr * yc, .s = s, .nb = nb, .ob = ob, .sx = sx, .sy = sy};
+    return blas_batched(ctx, &j, batches);
+  }
+  int64_t cnt[DFX_MAX_DIMS] = {0}, ox = 0, oy = 0;
   dfx_code rc = DFX_OK;
   for (int64_t bi = 0, done = 0; bi < batches && rc == DFX_OK; bi++) {
     rc = gemm(ctx, t, xd + (size_t)(ox * xr * xc) * es, yd + (size_t)(oy * yr * yc) * es,

@@ -2,7 +2,12 @@
  * The input's dims are collapsed into alternating runs of kept and reduced
  * dims; one walker per (op, dtype) accumulates into a buffer of the output's
  * size (double for float types, 64-bit integers with wraparound for integers,
- * which truncates to TF's wrapping arithmetic in T), then finalizes into T. */
+ * which truncates to TF's wrapping arithmetic in T), then finalizes into T.
+ * Float32 Sum and Mean over whole rows (the reduced dims innermost) or over
+ * everything take a fast path: the dispatched SIMD sum (kernels/simd) over
+ * pieces of 64 K elements, the pieces combined in double, rows or pieces
+ * split over idle threads; the order of the combination is fixed, so the
+ * result does not depend on the threads. */
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +15,7 @@
 #include "kdispatch.h"
 #include "kernel.h"
 #include "nn_util.h"
+#include "simd/simd.h"
 
 typedef enum rop { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_EUCLID, R_ALL, R_ANY } rop;
 
@@ -184,6 +190,72 @@ static void finish(rop op, dfx_dtype t, const void *accv, void *out, int64_t n, 
   }
 }
 
+/* ---- float32 Sum / Mean fast path ---- */
+
+#define RED_PIECE ((int64_t)65536)
+
+typedef struct rs_job {
+  const dfx_simd_table *v;
+  const float *x;
+  double *acc;   /* per row, or per piece for a full reduction */
+  int64_t inner; /* row length; for pieces, the input's element count */
+  dfx_kctx *ctx;
+} rs_job;
+
+/* The sum of x[0..n) as a double of float piece sums, in a fixed order. */
+static double piece_sum(const dfx_simd_table *v, const float *x, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; i += RED_PIECE) s += v->sum(x + i, n - i < RED_PIECE ? n - i : RED_PIECE);
+  return s;
+}
+
+static void rs_rows(void *arg, int64_t lo, int64_t hi) {
+  rs_job *j = arg;
+  for (int64_t r = lo; r < hi; r++) {
+    j->acc[r] = piece_sum(j->v, j->x + r * j->inner, j->inner);
+    if (((r - lo) & 255) == 255 && dfx__kctx_cancelled(j->ctx)) return;
+  }
+}
+
+static void rs_pieces(void *arg, int64_t lo, int64_t hi) {
+  rs_job *j = arg;
+  for (int64_t p = lo; p < hi; p++) {
+    int64_t off = p * RED_PIECE, n = j->inner - off < RED_PIECE ? j->inner - off : RED_PIECE;
+    j->acc[p] = j->v->sum(j->x + off, n);
+  }
+}
+
+/* Handles float32 Sum/Mean when w is [reduced] or [kept, reduced]: fills
+ * acc (one double per output) and returns true; false when it does not
+ * apply (c untouched) or on failure (*c set). */
+static bool sum_f32_fast(dfx_kctx *ctx, rop op, dfx_dtype t, const float *x, double *acc, const walk *w,
+                         dfx_code *c) {
+  if (t != DFX_F32 || (op != R_SUM && op != R_MEAN)) return false;
+  rs_job j = {.v = dfx__simd(), .x = x, .acc = acc, .ctx = ctx};
+  if (w->ng == 2 && !w->red[0] && w->red[1]) {
+    j.inner = w->n[1];
+    dfx__kctx_parallel_for(ctx, w->n[0], &(dfx_par_cost){.unit_ns = 0.1 * (double)j.inner}, rs_rows, &j);
+    *c = dfx__kctx_poll(ctx);
+    return true;
+  }
+  if (w->ng != 1 || !w->red[0]) return false;
+  int64_t count = w->n[0], pieces = (count + RED_PIECE - 1) / RED_PIECE;
+  double one, *part = pieces == 1 ? &one : dfx__malloc(sizeof(double) * (size_t)pieces);
+  if (!part) {
+    *c = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory in %s", ctx->node->op);
+    return true;
+  }
+  j.acc = part;
+  j.inner = count;
+  dfx__kctx_parallel_for(ctx, pieces, &(dfx_par_cost){.unit_ns = 0.1 * (double)RED_PIECE}, rs_pieces, &j);
+  double s = 0;
+  for (int64_t p = 0; p < pieces; p++) s += part[p];
+  acc[0] = s;
+  if (part != &one) dfx__free(part);
+  *c = dfx__kctx_poll(ctx);
+  return true;
+}
+
 static dfx_code reduce_run(dfx_kctx *ctx, rop op) {
   const dfx_tensor *x = ctx->in[0];
   dfx_dtype t = (dfx_dtype)x->dtype;
@@ -231,7 +303,7 @@ static dfx_code reduce_run(dfx_kctx *ctx, rop op) {
       w.ostride[g] = w.red[g] ? 0 : s;
       if (!w.red[g]) s *= w.n[g];
     }
-    c = run_walk(ctx, op, t, x->data, acc, &w);
+    if (!sum_f32_fast(ctx, op, t, x->data, acc, &w, &c)) c = run_walk(ctx, op, t, x->data, acc, &w);
   }
   if (c == DFX_OK) finish(op, t, acc, y->data, n, rcount);
   if (acc != small) dfx__free(acc);

@@ -1,6 +1,9 @@
 /* softmax.c - Softmax, LogSoftmax (last axis) and the two softmax
  * cross-entropy losses over [batch, classes] logits. Rows are computed in
- * double after subtracting the row max, then stored in T. */
+ * double after subtracting the row max, then stored in T; float32 Softmax
+ * runs in float on the dispatched SIMD loops (kernels/simd: max, exp and
+ * sum, scale), as TF computes it in float. Softmax and LogSoftmax split
+ * their rows over idle threads (dfx__kctx_parallel_for). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "alloc.h"
 #include "kernel.h"
 #include "nn_util.h"
+#include "simd/simd.h"
 
 /* Loads n elements starting at element off into buf; returns their max. */
 static double load_row(const dfx_tensor *x, int64_t off, int64_t n, double *buf) {
@@ -45,6 +49,47 @@ static double softmax_row(double *buf, int64_t n, double mx, bool log_out) {
   return ls;
 }
 
+typedef struct sm_job {
+  dfx_kctx *ctx;
+  const dfx_tensor *x;
+  dfx_tensor *y;
+  int64_t n;
+  bool log_out;
+  int oom; /* atomic: a block could not get its row buffer */
+} sm_job;
+
+/* Rows [lo, hi). Stops early once the run is cancelled (polled after). */
+static void sm_rows(void *arg, int64_t lo, int64_t hi) {
+  sm_job *j = arg;
+  const int64_t n = j->n;
+  if (j->x->dtype == DFX_F32 && !j->log_out) {
+    const dfx_simd_table *v = dfx__simd();
+    const float *xp = j->x->data;
+    float *yp = j->y->data;
+    for (int64_t r = lo; r < hi; r++) {
+      const float *xr = xp + r * n;
+      float *yr = yp + r * n;
+      float s = v->exp_shift_sum(xr, v->max(xr, n), yr, n);
+      v->scale(yr, 1.0f / s, yr, n);
+      if (((r - lo) & 63) == 63 && dfx__kctx_cancelled(j->ctx)) return;
+    }
+    return;
+  }
+  double stack[256];
+  double *buf = n <= 256 ? stack : dfx__malloc(sizeof(double) * (size_t)n);
+  if (!buf) {
+    __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  for (int64_t r = lo; r < hi; r++) {
+    double mx = load_row(j->x, r * n, n, buf);
+    softmax_row(buf, n, mx, j->log_out);
+    store_row(j->y, r * n, n, buf);
+    if (((r - lo) & 63) == 63 && dfx__kctx_cancelled(j->ctx)) break;
+  }
+  if (buf != stack) dfx__free(buf);
+}
+
 static dfx_code softmax_common(dfx_kctx *ctx, bool log_out) {
   const dfx_tensor *x = ctx->in[0];
   char b1[96];
@@ -55,18 +100,12 @@ static dfx_code softmax_common(dfx_kctx *ctx, bool log_out) {
   int64_t n = x->dims[x->ndims - 1];
   if (x->count == 0) return DFX_OK;
   int64_t rows = x->count / n;
-  double stack[256];
-  double *buf = n <= 256 ? stack : dfx__malloc(sizeof(double) * (size_t)n);
-  if (!buf) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
-  dfx_code rc = DFX_OK;
-  for (int64_t r = 0, done = 0; r < rows && rc == DFX_OK; r++) {
-    double mx = load_row(x, r * n, n, buf);
-    softmax_row(buf, n, mx, log_out);
-    store_row(y, r * n, n, buf);
-    rc = dfx__nn_progress(ctx, &done, n);
-  }
-  if (buf != stack) dfx__free(buf);
-  return rc;
+  sm_job j = {.ctx = ctx, .x = x, .y = y, .n = n, .log_out = log_out};
+  /* About 2 ns per element in float (exp, two passes), more in double. */
+  double unit = (double)n * (x->dtype == DFX_F32 && !log_out ? 1.0 : 5.0);
+  dfx__kctx_parallel_for(ctx, rows, &(dfx_par_cost){.unit_ns = unit}, sm_rows, &j);
+  if (j.oom) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  return dfx__kctx_poll(ctx);
 }
 
 static dfx_code softmax_k(dfx_kctx *ctx) { return softmax_common(ctx, false); }

@@ -12,6 +12,19 @@
 #include "op_registry.h"
 #include "step.h"
 
+static const dfx_parallel *par_for_tests;
+void kh_set_parallel(const dfx_parallel *p) { par_for_tests = p; }
+
+int kh_par_blocks;
+static int reverse_idle(void *impl) { return 3; }
+static void reverse_run(void *impl, int n_blocks, int helpers, void (*block)(void *ud, int b), void *ud) {
+  for (int b = n_blocks - 1; b >= 0; b--) {
+    block(ud, b);
+    kh_par_blocks++;
+  }
+}
+const dfx_parallel kh_par_reverse = {.idle = reverse_idle, .run = reverse_run};
+
 static const dfx_registry *reg(void) {
   dfx_status st;
   const dfx_registry *r = dfx__lib_registry(&st);
@@ -148,7 +161,7 @@ dfx_code kh_run_step(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, i
     if (c == DFX_OK) {
       for (int i = 0; i < n->n_out; i++) out[i] = NULL;
       dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = out, .state = state,
-                      .step = step, .frame = "", .iter = 0, .st = &st};
+                      .step = step, .frame = "", .iter = 0, .st = &st, .par = par_for_tests};
       c = k->fn(&ctx);
       if (c == DFX_OK) c = export_outputs(n, out, &st);
       if (c != DFX_OK) {

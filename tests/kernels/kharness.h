@@ -39,6 +39,16 @@ dfx_code kh_run(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n
 dfx_code kh_run_step(dfx_node *n, dfx_tensor **in, int n_in, dfx_tensor **out, int *n_out, dfx_step *step, char *err,
                      size_t errlen);
 
+/* Intra-op parallelism for the kernels kh_run calls (ctx->par); NULL (the
+ * default) runs every parallel_for on the caller. Borrows p. */
+void kh_set_parallel(const dfx_parallel *p);
+/* A deterministic stand-in for the pool: claims `idle` idle threads and runs
+ * every block on the caller in reverse order, so a kernel whose blocks
+ * overlap, leave gaps or depend on their order gives wrong results.
+ * kh_par_blocks counts the blocks it ran (to prove the split happened). */
+extern const dfx_parallel kh_par_reverse;
+extern int kh_par_blocks;
+
 /* New tensor from raw elements (copied); strings not supported here. */
 dfx_tensor *kh_tensor(dfx_dtype t, int ndims, const int64_t *dims, const void *data);
 /* Convenience: float32 / int32 / int64 / bool tensors. */

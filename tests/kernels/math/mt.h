@@ -137,6 +137,9 @@ static inline void mt_expect_cvals(const dfx_tensor *t, const double *want_re, c
   }
 }
 
+/* The parallel_for stand-in mt_run_in_step hands kernels (NULL: serial). */
+static const dfx_parallel *mt_par;
+
 /* Runs node n's kernel like kh_run, but in `step` (the caller cancels it or
  * sets its deadline) and with ctx.own_inputs = own: the kernel may then take
  * an input, leaving its in[] entry NULL; the caller unrefs the entries left.
@@ -154,7 +157,7 @@ static inline dfx_code mt_run_in_step(dfx_node *n, dfx_step *step, bool own, dfx
   if (k->init) cr_assert_eq(k->init(n, &state, &st), DFX_OK, "%s", st.msg);
   dfx_tensor *outs[4] = {0};
   dfx_kctx ctx = {.node = n, .n_in = n_in, .in = in, .n_out = n->n_out, .out = outs, .state = state,
-                  .step = step, .frame = "", .iter = 0, .st = &st, .own_inputs = own};
+                  .step = step, .frame = "", .iter = 0, .st = &st, .own_inputs = own, .par = mt_par};
   c = k->fn(&ctx);
   if (k->fini) k->fini(state);
   if (c != DFX_OK)

@@ -207,3 +207,66 @@ Test(matmul, batch_v1_and_v2_broadcast) {
   dfx_tensor *all[] = {a, c, cc, d, e, kk, ia, ib};
   unref_all(all, 8);
 }
+
+/* Intra-op split: products big enough for parallel_for, run with blocks in
+ * reverse order (kh_par_reverse), against the naive reference: tall outputs
+ * split by rows, wide ones by columns, batches by matrix, with every
+ * transpose and broadcast batch dims, float, double and complex. */
+Test(matmul, split_over_threads) {
+  char err[512];
+  dfx_tensor *y;
+  kh_set_parallel(&kh_par_reverse);
+  struct {
+    dfx_dtype t;
+    int nd;
+    int64_t da[3], db[3];
+    const char *op;
+  } cases[] = {
+      {DFX_F32, 2, {130, 80}, {80, 96}, "MatMul"},      /* tall: rows, a ragged last block */
+      {DFX_F32, 2, {40, 100}, {100, 301}, "MatMul"},    /* wide: columns */
+      {DFX_F64, 2, {100, 70}, {70, 90}, "MatMul"},
+      {DFX_C64, 2, {70, 60}, {60, 50}, "MatMul"},
+      {DFX_F32, 3, {3, 64, 64}, {1, 64, 64}, "BatchMatMulV2"}, /* batches, y broadcast */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (int tr = 0; tr < 4; tr++) {
+      bool ta = tr & 1, tb = tr & 2;
+      int nd = cases[c].nd;
+      int64_t da[3], db[3];
+      memcpy(da, cases[c].da, sizeof da);
+      memcpy(db, cases[c].db, sizeof db);
+      if (ta) { int64_t s = da[nd - 1]; da[nd - 1] = da[nd - 2]; da[nd - 2] = s; }
+      if (tb) { int64_t s = db[nd - 1]; db[nd - 1] = db[nd - 2]; db[nd - 2] = s; }
+      dfx_tensor *a, *b;
+      if (cases[c].t == DFX_C64) {
+        a = kh_tensor(DFX_C64, nd, da, NULL);
+        b = kh_tensor(DFX_C64, nd, db, NULL);
+        for (int64_t i = 0; i < a->count; i++) ((float complex *)a->data)[i] = (float)(i % 7) - 3 + I * (float)(i % 5);
+        for (int64_t i = 0; i < b->count; i++) ((float complex *)b->data)[i] = (float)(i % 3) - 1 - I * (float)(i % 4);
+      } else {
+        a = trand(cases[c].t, nd, da, -1, 1, 7 + (unsigned)c);
+        b = trand(cases[c].t, nd, db, -1, 1, 9);
+      }
+      int before = kh_par_blocks;
+      cr_assert_eq(mm(cases[c].op, a, b, ta, tb, &y, err), DFX_OK, "%s", err);
+      cr_expect_gt(kh_par_blocks - before, 1, "case %zu did not split", c);
+      if (cases[c].t == DFX_C64) {
+        /* Complex: compare with the real-pair product written out. */
+        const float complex *ap = a->data, *bp = b->data, *yp = y->data;
+        int64_t m = y->dims[0], n = y->dims[1], k = ta ? a->dims[0] : a->dims[1];
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            double complex s = 0;
+            for (int64_t p = 0; p < k; p++)
+              s += (ta ? ap[p * m + i] : ap[i * k + p]) * (tb ? bp[j * k + p] : bp[p * n + j]);
+            cr_expect(cabs(yp[i * n + j] - s) < 1e-5 * cabs(s) + 1e-3, "c64 (%lld,%lld)", (long long)i, (long long)j);
+          }
+      } else {
+        check(a, b, y, ta, tb);
+      }
+      dfx__tensor_unref(y);
+      dfx__tensor_unref(a);
+      dfx__tensor_unref(b);
+    }
+  kh_set_parallel(NULL);
+}

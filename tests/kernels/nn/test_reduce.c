@@ -332,3 +332,42 @@ Test(cumsum, exclusive_reverse) {
   dfx__tensor_unref(y);
   dfx__tensor_unref(x);
 }
+
+/* Float32 Sum/Mean fast path (SIMD piece sums, rows or pieces split over
+ * threads in reverse order) against the naive double reference: over rows,
+ * over everything (several 64 K pieces), and a reduction it does not take
+ * (over columns) for contrast. */
+Test(reduce, f32_sum_split_matches_naive) {
+  struct {
+    int nd;
+    int64_t d[2];
+    int64_t ax[2];
+    int nax;
+    const char *op;
+    bool split;
+  } cases[] = {
+      {2, {500, 3000}, {1}, 1, "Sum", true},
+      {2, {500, 3000}, {1}, 1, "Mean", true},
+      {2, {300, 1001}, {0, 1}, 2, "Sum", true}, /* 300300 elements: 5 pieces */
+      {2, {300, 1001}, {0, 1}, 2, "Mean", true},
+      {2, {300, 1001}, {0}, 1, "Sum", false},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    dfx_tensor *x = trand(DFX_F32, cases[k].nd, cases[k].d, -3, 5, 21 + (unsigned)k), *y;
+    char err[512];
+    kh_set_parallel(&kh_par_reverse);
+    int before = kh_par_blocks;
+    cr_assert_eq(reduce(cases[k].op, x, cases[k].ax, cases[k].nax, false, DFX_I32, &y, err), DFX_OK, "%s", err);
+    kh_set_parallel(NULL);
+    if (cases[k].split) cr_expect_gt(kh_par_blocks - before, 1, "case %zu did not split", k);
+    bool red[2] = {false, false};
+    for (int a = 0; a < cases[k].nax; a++) red[cases[k].ax[a]] = true;
+    double want[3000];
+    ref_reduce(cases[k].op, x, red, want, y->count);
+    for (int64_t i = 0; i < y->count; i++)
+      cr_assert(fabs(((float *)y->data)[i] - want[i]) <= 1e-5 * (1 + fabs(want[i])), "case %zu [%lld]: %g vs %g", k,
+                (long long)i, ((float *)y->data)[i], want[i]);
+    dfx__tensor_unref(y);
+    dfx__tensor_unref(x);
+  }
+}

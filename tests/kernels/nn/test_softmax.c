@@ -176,3 +176,74 @@ Test(xent, dense_broadcast_and_sparse) {
   dfx_tensor *all[] = {tx, tl, tl1, ti};
   unref_all(all, 4);
 }
+
+/* Softmax (float SIMD path) and LogSoftmax (double path), rows split over
+ * threads (blocks in reverse order), against a naive double reference;
+ * a row of -inf and a row holding NaN come out all NaN as before. */
+Test(softmax, split_rows_match_naive) {
+  int64_t d[] = {300, 1000};
+  const char *ops[] = {"Softmax", "LogSoftmax"};
+  for (int k = 0; k < 2; k++) {
+    dfx_tensor *x = trand(DFX_F32, 2, d, -20, 20, 5 + (unsigned)k), *y;
+    float *xv = x->data;
+    for (int64_t c = 0; c < d[1]; c++) xv[7 * d[1] + c] = -INFINITY;
+    xv[9 * d[1] + 4] = NAN;
+    dfx_tensor *in[] = {x};
+    char err[512];
+    kh_set_parallel(&kh_par_reverse);
+    int before = kh_par_blocks;
+    cr_assert_eq(run_op(ops[k], DFX_F32, in, 1, &y, err), DFX_OK, "%s", err);
+    kh_set_parallel(NULL);
+    cr_expect_gt(kh_par_blocks - before, 1, "%s did not split", ops[k]);
+    const float *yv = y->data;
+    for (int64_t r = 0; r < d[0]; r++) {
+      const float *xr = xv + r * d[1];
+      double mx = -INFINITY, s = 0;
+      for (int64_t c = 0; c < d[1]; c++) mx = xr[c] > mx ? xr[c] : mx;
+      for (int64_t c = 0; c < d[1]; c++) s += exp((double)xr[c] - mx);
+      for (int64_t c = 0; c < d[1]; c++) {
+        double want = k == 0 ? exp((double)xr[c] - mx) / s : (double)xr[c] - mx - log(s);
+        float got = yv[r * d[1] + c];
+        if (r == 7 || r == 9) {
+          cr_assert(isnan(got), "%s row %lld: %g", ops[k], (long long)r, got);
+          continue;
+        }
+        cr_assert(fabs(got - want) <= 1e-5 * fabs(want) + 1e-9, "%s (%lld,%lld): %g vs %g", ops[k], (long long)r,
+                  (long long)c, got, want);
+      }
+    }
+    dfx__tensor_unref(y);
+    dfx__tensor_unref(x);
+  }
+}
+
+/* BiasAdd rows split over threads (reverse order), NHWC and NCHW, float and
+ * int32, against the naive loop. */
+Test(bias_add, split_rows_match_naive) {
+  const char *fmts[] = {"NHWC", "NCHW"};
+  dfx_dtype ts[] = {DFX_F32, DFX_I32};
+  for (int f = 0; f < 2; f++)
+    for (int k = 0; k < 2; k++) {
+      int64_t dx[] = {80, 33, 50}, db = f ? 33 : 50;
+      dfx_tensor *x = trand(ts[k], 3, dx, -50, 50, 3), *b = trand(ts[k], 1, &db, -9, 9, 4), *y;
+      dfx_node *n = kh_node_new("BiasAdd");
+      kh_attr_type(n, "T", ts[k]);
+      kh_attr_str(n, "data_format", fmts[f]);
+      dfx_tensor *in[] = {x, b};
+      char err[512];
+      kh_set_parallel(&kh_par_reverse);
+      int before = kh_par_blocks;
+      cr_assert_eq(run1(n, in, 2, &y, err), DFX_OK, "%s", err);
+      kh_set_parallel(NULL);
+      cr_expect_gt(kh_par_blocks - before, 1, "%s did not split", fmts[f]);
+      for (int64_t i = 0; i < x->count; i++) {
+        int64_t ch = f ? (i / 50) % 33 : i % 50;
+        double want = k == 0 ? (double)((float)tget(x, i) + (float)tget(b, ch)) : tget(x, i) + tget(b, ch);
+        cr_assert_eq(tget(y, i), want, "%s %lld", fmts[f], (long long)i);
+      }
+      kh_node_free(n);
+      dfx__tensor_unref(y);
+      dfx__tensor_unref(x);
+      dfx__tensor_unref(b);
+    }
+}
