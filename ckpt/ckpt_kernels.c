@@ -1,7 +1,8 @@
 /* ckpt_kernels.c - the checkpoint ops on the tensor bundle (bundle.h):
  * SaveV2 writes its tensors under their names at a prefix, RestoreV2 reads
  * named tensors back (checking their dtypes), MergeV2Checkpoints merges
- * bundles into one and removes the sources. Only whole tensors: a non-empty
+ * bundles into one and removes the sources; ShardedFilename and
+ * ShardedFilespec name the shards of TF1's sharded Saver. Only whole tensors: a non-empty
  * shape_and_slices entry (a partitioned variable) is DFX_EUNIMPL. These
  * kernels live here, not in kernels/, because they need the format code
  * and protobuf; api/lib.c adds this table to the library's registry. */
@@ -161,11 +162,45 @@ static dfx_code merge_v2(dfx_kctx *ctx) {
   return c;
 }
 
+/* ---- checkpoint file names (TF1's sharded Saver) ---- */
+
+/* A string scalar output holding text. */
+static dfx_code str_out(dfx_kctx *ctx, const char *text) {
+  dfx_tensor *o = dfx__kctx_alloc(ctx, 0, DFX_STRING, 0, NULL);
+  if (!o) return ctx->st->code;
+  dfx_str *s = o->data;
+  s->len = strlen(text);
+  if (s->len && !(s->ptr = dfx__strdup(text))) {
+    s->len = 0;
+    return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  }
+  return DFX_OK;
+}
+
+/* "BASENAME-00001-of-00004" (ShardedFilename) or "BASENAME-?????-of-00004"
+ * (ShardedFilespec), TF's names for the shards of a sharded save. */
+static dfx_code sharded_name(dfx_kctx *ctx, bool spec) {
+  char base[4096], name[4200];
+  int64_t shard = 0, n = 0;
+  if (ctx->in[0]->count != 1) return dfx__kctx_fail(ctx, DFX_EINVAL, "basename must be a scalar");
+  if (!str_at(ctx, ctx->in[0], 0, "basename", base, sizeof base)) return ctx->st->code;
+  if ((!spec && dfx__kctx_scalar_i64(ctx, 1, "shard", &shard)) ||
+      dfx__kctx_scalar_i64(ctx, spec ? 1 : 2, "num_shards", &n))
+    return ctx->st->code;
+  if (spec) snprintf(name, sizeof name, "%s-?\?\?\?\?-of-%05lld", base, (long long)n);
+  else snprintf(name, sizeof name, "%s-%05lld-of-%05lld", base, (long long)shard, (long long)n);
+  return str_out(ctx, name);
+}
+static dfx_code sharded_filename(dfx_kctx *ctx) { return sharded_name(ctx, false); }
+static dfx_code sharded_filespec(dfx_kctx *ctx) { return sharded_name(ctx, true); }
+
 #define ST DFX_KERNEL_STATEFUL
 static const dfx_kernel_def kernels[] = {
     {"SaveV2", NULL, save_v2, ST, NULL, NULL},
     {"RestoreV2", NULL, restore_v2, ST, NULL, NULL},
     {"MergeV2Checkpoints", NULL, merge_v2, ST, NULL, NULL},
+    {"ShardedFilename", NULL, sharded_filename, DFX_KERNEL_CHEAP, NULL, NULL},
+    {"ShardedFilespec", NULL, sharded_filespec, DFX_KERNEL_CHEAP, NULL, NULL},
     {NULL}};
 
 void dfx__ckpt_kernels(dfx_registry *r) { dfx__kernels_add(r, kernels); }

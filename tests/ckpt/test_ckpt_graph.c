@@ -260,3 +260,83 @@ Test(ckpt_graph, metagraph_errors) {
   cr_assert(strstr(dfx_status_message(st), "no graph_def"), "%s", dfx_status_message(st));
   dfx_status_free(st);
 }
+
+/* ---- TF1's sharded Saver: temporary shard names, SaveV2, merge ---- */
+
+static const char *sharded_saver =
+    "node { name: \"v\" op: \"VariableV2\"" TYPE("dtype", "DT_FLOAT")
+    " attr { key: \"shape\" value { shape { dim { size: 3 } } } } }\n"
+    "node { name: \"val\" op: \"Const\"" TYPE("dtype", "DT_FLOAT")
+    " attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 4 "
+    "float_val: 5 float_val: 6 } } } }\n"
+    "node { name: \"init\" op: \"Assign\"" IN("v") IN("val") TYPE("T", "DT_FLOAT") " }\n"
+    "node { name: \"prefix\" op: \"Placeholder\"" TYPE("dtype", "DT_STRING") " }\n"
+    STR_CONST("part", "", "string_val: \"_temp_1234/part\"")
+    "node { name: \"tmp\" op: \"StringJoin\"" IN("prefix") IN("part")
+    " attr { key: \"N\" value { i: 2 } } attr { key: \"separator\" value { s: \"\" } } }\n"
+    "node { name: \"num_shards\" op: \"Const\"" TYPE("dtype", "DT_INT32")
+    " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
+    "node { name: \"shard\" op: \"Const\"" TYPE("dtype", "DT_INT32")
+    " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+    "node { name: \"fname\" op: \"ShardedFilename\"" IN("tmp") IN("shard") IN("num_shards") " }\n"
+    STR_CONST("names", "dim { size: 1 }", "string_val: \"v\"")
+    STR_CONST("slices", "dim { size: 1 }", "string_val: \"\"")
+    "node { name: \"save\" op: \"SaveV2\"" IN("fname") IN("names") IN("slices") IN("v") TYPES("dtypes", "DT_FLOAT") " }\n"
+    "node { name: \"dep\" op: \"Identity\"" IN("fname") IN("^save") TYPE("T", "DT_STRING") " }\n"
+    "node { name: \"prefixes\" op: \"Pack\"" IN("dep") TYPE("T", "DT_STRING")
+    " attr { key: \"N\" value { i: 1 } } attr { key: \"axis\" value { i: 0 } } }\n"
+    "node { name: \"merge\" op: \"MergeV2Checkpoints\"" IN("prefixes") IN("prefix") " }\n"
+    "node { name: \"done\" op: \"Identity\"" IN("prefix") IN("^merge") TYPE("T", "DT_STRING") " }\n";
+
+Test(ckpt_graph, sharded_saver_names_saves_and_merges) {
+  char prefix[512];
+  ct_path(prefix, sizeof prefix, "model.ckpt");
+  sess a = open_s(sharded_saver);
+  const char *init[1] = {"init"};
+  cr_assert_eq(dfx_session_run(a.s, NULL, NULL, NULL, 0, NULL, NULL, 0, init, 1, a.st), DFX_OK);
+  /* The shard name TF would make. */
+  dfx_tensor *t = NULL;
+  cr_assert_eq(run_p(&a, prefix, NULL, "fname", &t), DFX_OK, "%s", dfx_status_message(a.st));
+  const dfx_str *s = t->data;
+  char want[600];
+  snprintf(want, sizeof want, "%s_temp_1234/part-00000-of-00001", prefix);
+  cr_assert(s->len == strlen(want) && memcmp(s->ptr, want, s->len) == 0, "%.*s", (int)s->len, s->ptr);
+  dfx_tensor_free(t);
+  cr_assert_eq(run_p(&a, prefix, NULL, "done", &t), DFX_OK, "%s", dfx_status_message(a.st));
+  dfx_tensor_free(t);
+  /* The merged checkpoint is at the prefix and the temporary one is gone. */
+  dfx_checkpoint *c = NULL;
+  cr_assert_eq(dfx_checkpoint_open(prefix, &c, a.st), DFX_OK, "%s", dfx_status_message(a.st));
+  cr_assert_eq(dfx_checkpoint_read(c, "v", &t, a.st), DFX_OK);
+  cr_assert_eq(((const float *)dfx_tensor_data(t))[1], 5);
+  dfx_tensor_free(t);
+  dfx_checkpoint_close(c);
+  char tmpdir[600];
+  snprintf(tmpdir, sizeof tmpdir, "%s_temp_1234", prefix);
+  cr_assert_neq(access(tmpdir, F_OK), 0, "the temporary directory was left behind");
+  close_s(&a);
+}
+
+Test(ckpt_graph, string_join_broadcasts_scalars) {
+  static const char *g =
+      STR_CONST("a", "dim { size: 2 }", "string_val: \"x\" string_val: \"yy\"")
+      STR_CONST("b", "", "string_val: \"-\"")
+      STR_CONST("c", "dim { size: 3 }", "string_val: \"p\" string_val: \"q\" string_val: \"r\"")
+      "node { name: \"j\" op: \"StringJoin\"" IN("a") IN("b") IN("a")
+      " attr { key: \"N\" value { i: 3 } } attr { key: \"separator\" value { s: \"/\" } } }\n"
+      "node { name: \"bad\" op: \"StringJoin\"" IN("a") IN("c") " attr { key: \"N\" value { i: 2 } } }\n";
+  sess a = open_s(g);
+  dfx_port p = {"j", 0};
+  dfx_tensor *t = NULL;
+  cr_assert_eq(dfx_session_run(a.s, NULL, NULL, NULL, 0, &p, &t, 1, NULL, 0, a.st), DFX_OK, "%s",
+               dfx_status_message(a.st));
+  const dfx_str *s = t->data;
+  cr_assert(s[0].len == 5 && memcmp(s[0].ptr, "x/-/x", 5) == 0);
+  cr_assert(s[1].len == 7 && memcmp(s[1].ptr, "yy/-/yy", 7) == 0);
+  dfx_tensor_free(t);
+  p.node = "bad";
+  cr_assert_eq(dfx_session_run(a.s, NULL, NULL, NULL, 0, &p, &t, 1, NULL, 0, a.st), DFX_EINVAL);
+  cr_assert(strstr(dfx_status_message(a.st), "Input shapes do not match: [2] vs. [3]"), "%s",
+            dfx_status_message(a.st));
+  close_s(&a);
+}
