@@ -67,6 +67,9 @@ static bool copy_tensors(Tensorflow__SignatureDef__InputsEntry **e, size_t n, df
     t->name = dfx__strdup(nm ? nm : "");
     if (!t->key || !t->name || oom) return false;
     t->dtype = ti ? (dfx_dtype)ti->dtype : DFX_INVALID;
+    /* TF1 signatures may name a variable directly and record its ref
+     * dtype (DT_FLOAT_REF = 101); refs are plain values here. */
+    if (t->dtype > 100) t->dtype = (dfx_dtype)(t->dtype - 100);
     const Tensorflow__TensorShapeProto *sh = ti ? ti->tensor_shape : NULL;
     if (!sh || sh->unknown_rank || sh->n_dim > DFX_MAX_DIMS) {
       t->ndims = -1;
@@ -167,4 +170,37 @@ const char *dfx_metagraph_saver_restore_op(const dfx_metagraph *m) { return m ? 
 int dfx_metagraph_tag_count(const dfx_metagraph *m) { return m ? m->n_tags : 0; }
 const char *dfx_metagraph_tag(const dfx_metagraph *m, int i) {
   return m && i >= 0 && i < m->n_tags ? m->tags[i] : NULL;
+}
+
+/* ---- signatures ---- */
+
+int dfx_metagraph_signature_count(const dfx_metagraph *m) { return m ? m->n_sigs : 0; }
+
+const char *dfx_metagraph_signature_key(const dfx_metagraph *m, int i) {
+  return m && i >= 0 && i < m->n_sigs ? m->sigs[i].key : NULL;
+}
+
+int dfx_metagraph_signature_find(const dfx_metagraph *m, const char *key) {
+  for (int i = 0; m && key && i < m->n_sigs; i++)
+    if (strcmp(m->sigs[i].key, key) == 0) return i;
+  return -1;
+}
+
+int dfx_metagraph_signature_size(const dfx_metagraph *m, int i, int output) {
+  if (!m || i < 0 || i >= m->n_sigs) return 0;
+  return output ? m->sigs[i].n_outputs : m->sigs[i].n_inputs;
+}
+
+dfx_code dfx_metagraph_signature_tensor(const dfx_metagraph *m, int i, int output, int j, const char **key,
+                                        const char **tensor, dfx_dtype *dtype, int *ndims, const int64_t **dims,
+                                        dfx_status *st) {
+  if (!m || i < 0 || i >= m->n_sigs || j < 0 || j >= dfx_metagraph_signature_size(m, i, output))
+    return dfx__status_set(st, DFX_ERANGE, "no signature tensor (%d, %s %d)", i, output ? "output" : "input", j);
+  const dfx_sig_tensor *t = output ? &m->sigs[i].outputs[j] : &m->sigs[i].inputs[j];
+  if (key) *key = t->key;
+  if (tensor) *tensor = t->name;
+  if (dtype) *dtype = t->dtype;
+  if (ndims) *ndims = t->ndims;
+  if (dims) *dims = t->dims;
+  return DFX_OK;
 }

@@ -721,6 +721,19 @@ DFX_API const char *dfx_metagraph_saver_restore_op(const dfx_metagraph *m);
 /* The meta_info_def tags ("serve"), i in [0, count). */
 DFX_API int dfx_metagraph_tag_count(const dfx_metagraph *m);
 DFX_API const char *dfx_metagraph_tag(const dfx_metagraph *m, int i);
+/* The signature_def map, sorted by key: count, key i ("serving_default"),
+ * the index of a key (-1 when absent), and its tensors: n_inputs /
+ * n_outputs, then for tensor j of the inputs (output 0) or outputs
+ * (output 1) its map key, graph tensor name ("x:0"), dtype and shape
+ * (rank -1 when unknown; dims borrowed, -1 for an unknown dim). Strings are
+ * borrowed until dfx_metagraph_free. DFX_ERANGE for a bad index. */
+DFX_API int dfx_metagraph_signature_count(const dfx_metagraph *m);
+DFX_API const char *dfx_metagraph_signature_key(const dfx_metagraph *m, int i);
+DFX_API int dfx_metagraph_signature_find(const dfx_metagraph *m, const char *key);
+DFX_API int dfx_metagraph_signature_size(const dfx_metagraph *m, int i, int output);
+DFX_API dfx_code dfx_metagraph_signature_tensor(const dfx_metagraph *m, int i, int output, int j, const char **key,
+                                                const char **tensor, dfx_dtype *dtype, int *ndims,
+                                                const int64_t **dims, dfx_status *st);
 /* TF's Saver.restore / Saver.save on a session of m's graph: runs the
  * restore op (or fetches the save tensor) with the filename tensor fed
  * PREFIX. DFX_EINVAL when m has no SaverDef; otherwise the run's codes. */

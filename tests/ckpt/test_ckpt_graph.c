@@ -340,3 +340,77 @@ Test(ckpt_graph, string_join_broadcasts_scalars) {
             dfx_status_message(a.st));
   close_s(&a);
 }
+
+/* ---- the TF1 SavedModel's MetaGraphDef (the counter) ---- */
+
+/* The bytes of the first meta_graphs entry (field 2) of a SavedModel. */
+static const unsigned char *first_meta_graph(const unsigned char *b, size_t n, size_t *len) {
+  const unsigned char *p = b, *end = b + n;
+  while (p < end) {
+    uint64_t key = 0, v = 0;
+    int shift = 0;
+    while (p < end && (*p & 0x80)) key |= (uint64_t)(*p++ & 0x7f) << (shift += 7, shift - 7);
+    key |= (uint64_t)*p++ << shift;
+    shift = 0;
+    while (p < end && (*p & 0x80)) v |= (uint64_t)(*p++ & 0x7f) << (shift += 7, shift - 7);
+    v |= (uint64_t)*p++ << shift;
+    if ((key & 7) == 0) continue; /* varint field: v was its value */
+    if (key >> 3 == 2) {
+      *len = (size_t)v;
+      return p;
+    }
+    p += v;
+  }
+  return NULL;
+}
+
+Test(ckpt_graph, counter_savedmodel_signatures_keep_their_variable) {
+  char pb[512], vars[512];
+  ct_shared(pb, sizeof pb, "saved_model_counter/00000123/saved_model.pb");
+  ct_shared(vars, sizeof vars, "saved_model_counter/00000123/variables/variables");
+  ct_need(pb);
+  size_t n, mlen = 0;
+  unsigned char *b = ct_slurp(pb, &n);
+  const unsigned char *mg = first_meta_graph(b, n, &mlen);
+  cr_assert(mg, "no meta_graphs in %s", pb);
+  dfx_status *st = dfx_status_new();
+  dfx_metagraph *m = NULL;
+  cr_assert_eq(dfx_metagraph_import(mg, mlen, &m, st), DFX_OK, "%s", dfx_status_message(st));
+  free(b);
+  cr_assert_eq(dfx_metagraph_tag_count(m), 1);
+  cr_assert_str_eq(dfx_metagraph_tag(m, 0), "serve");
+  int get = dfx_metagraph_signature_find(m, "get_counter"), incr = dfx_metagraph_signature_find(m, "incr_counter");
+  cr_assert(get >= 0 && incr >= 0, "signatures: %d", dfx_metagraph_signature_count(m));
+  const char *get_t = NULL, *incr_t = NULL;
+  dfx_dtype dt;
+  cr_assert_eq(dfx_metagraph_signature_tensor(m, get, 1, 0, NULL, &get_t, &dt, NULL, NULL, st), DFX_OK);
+  cr_assert_eq(dt, DFX_F32, "get_counter dtype %d (%s)", (int)dt, get_t);
+  cr_assert_eq(dfx_metagraph_signature_tensor(m, incr, 1, 0, NULL, &incr_t, NULL, NULL, NULL, st), DFX_OK);
+  cr_assert_eq(dfx_metagraph_signature_tensor(m, incr, 1, 5, NULL, NULL, NULL, NULL, NULL, st), DFX_ERANGE);
+  dfx_session *s = NULL;
+  cr_assert_eq(dfx_session_new(dfx_metagraph_graph(m), NULL, &s, st), DFX_OK, "%s", dfx_status_message(st));
+  cr_assert_eq(dfx_metagraph_restore(m, s, vars, st), DFX_OK, "%s", dfx_status_message(st));
+  /* Tensor names are "node:k". */
+  char node[256];
+  float got[4];
+  const char *order[4] = {get_t, incr_t, incr_t, get_t};
+  for (int i = 0; i < 4; i++) {
+    snprintf(node, sizeof node, "%s", order[i]);
+    char *colon = strrchr(node, ':');
+    int k = colon ? atoi(colon + 1) : 0;
+    if (colon) *colon = 0;
+    dfx_port p = {node, k};
+    dfx_tensor *t = NULL;
+    cr_assert_eq(dfx_session_run(s, NULL, NULL, NULL, 0, &p, &t, 1, NULL, 0, st), DFX_OK, "%s: %s", order[i],
+                 dfx_status_message(st));
+    got[i] = *(const float *)dfx_tensor_data(t);
+    dfx_tensor_free(t);
+  }
+  /* Restored 0; each incr_counter adds one and returns the new value; the
+   * value persists for get_counter. */
+  cr_assert(got[0] == 0 && got[1] == 1 && got[2] == 2 && got[3] == 2, "%g %g %g %g", got[0], got[1], got[2],
+            got[3]);
+  dfx_session_free(s);
+  dfx_metagraph_free(m);
+  dfx_status_free(st);
+}
