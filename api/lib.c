@@ -5,6 +5,7 @@
 #include <uv.h>
 
 #include "alloc.h"
+#include "ckpt.h"
 #include "dfexec.h"
 #include "status.h"
 
@@ -33,6 +34,7 @@ static void build_registry(void) {
     return;
   }
   dfx__kernels_register_all(r);
+  dfx__ckpt_kernels(r); /* SaveV2, RestoreV2: they need the checkpoint layer */
   if (dfx__registry_seal(r, &registry_err) == DFX_OK) registry = r;
 }
 

@@ -65,3 +65,8 @@ const dfx_attr_list *dfx__attr_list(const dfx_node *n, const char *name) {
   const dfx_attr *a = dfx__node_attr(n, name);
   return a && a->kind == DFX_ATTR_LIST ? &a->v.list : NULL;
 }
+
+const dfx_node *dfx__node_producer(const dfx_node *n, int i) {
+  if (!n->in || i < 0 || i >= n->n_in || n->in[i].node < 0) return NULL;
+  return &(n - n->id)[n->in[i].node];
+}

@@ -72,6 +72,14 @@ typedef struct dfx_node {
 
 const dfx_attr *dfx__node_attr(const dfx_node *n, const char *name);
 
+/* The record of the node producing data input i of n, or NULL (no such
+ * input, or n was made outside a graph, as kernel tests do). The nodes of a
+ * graph are one array indexed by id (graph/graph.h keeps them so), which
+ * lets a kernel's init follow its inputs to their producers: how the ops
+ * that take a TF1 ref (Assign, ApplyAdam) find their variable's node. Only
+ * valid while the graph is not edited (kernel init runs on a final graph). */
+const dfx_node *dfx__node_producer(const dfx_node *n, int i);
+
 /* Typed attr getters: return the attr's value, or `def` when it is absent or of
  * another kind. */
 int64_t dfx__attr_int(const dfx_node *n, const char *name, int64_t def);

@@ -105,3 +105,10 @@ int dfx__resmgr_count(dfx_resmgr *rm) {
   uv_mutex_unlock(&rm->mu);
   return n;
 }
+
+void dfx__resmgr_each(dfx_resmgr *rm, const dfx_res_kind *kind, bool (*fn)(void *ud, void *obj), void *ud) {
+  uv_mutex_lock(&rm->mu);
+  for (int i = 0; i < rm->n; i++)
+    if (rm->e[i].kind == kind && !fn(ud, rm->e[i].obj)) break;
+  uv_mutex_unlock(&rm->mu);
+}

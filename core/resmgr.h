@@ -1,5 +1,6 @@
 /* resmgr.h - per-session resources: objects that outlive a run (lookup
- * tables today), TensorFlow's ResourceMgr in miniature.
+ * tables, queues, variables: core/var.h), TensorFlow's ResourceMgr in
+ * miniature.
  *
  * A resource is named by (kind, container, name): `kind` is a static
  * descriptor that also says how to free the object, so two kinds never
@@ -7,7 +8,7 @@
  * dfx_session_new and freed with the session; every run of the session sees
  * it through its step (step.h: `store`), so a table created and filled by one
  * run is read by the next. Objects are never removed before the session
- * goes (TF's DestroyResourceOp is not supported), which is what makes a
+ * goes (DestroyResourceOp on a variable only clears its value), which is what makes a
  * pointer found here valid for as long as any run of the session lasts.
  *
  * Thread-safety: every call may come from any thread; one mutex guards the
@@ -52,6 +53,10 @@ dfx_code dfx__resmgr_lookup_or_create(dfx_resmgr *rm, const dfx_res_kind *kind, 
 /* Whether `obj` is a live object of `kind` in rm: how a handle tensor that
  * carries a pointer is trusted (a forged or foreign one is not found). */
 bool dfx__resmgr_contains(dfx_resmgr *rm, const dfx_res_kind *kind, const void *obj);
+/* Calls fn(ud, obj) for every object of `kind`, oldest first, with the
+ * store locked (fn must not call back into the store); stops when fn
+ * returns false. For whole-session walks such as saving every variable. */
+void dfx__resmgr_each(dfx_resmgr *rm, const dfx_res_kind *kind, bool (*fn)(void *ud, void *obj), void *ud);
 /* Number of objects held (for tests). */
 int dfx__resmgr_count(dfx_resmgr *rm);
 

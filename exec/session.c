@@ -256,3 +256,5 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
   dfx__free(r);
   return c;
 }
+
+struct dfx_resmgr *dfx__session_store(dfx_session *s) { return s->res; }

@@ -25,4 +25,9 @@ typedef struct dfx_optimizer {
 dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx_optimizer *opt,
                           const dfx_session_options *opts, dfx_session **out, dfx_status *st);
 
+/* The session's resource store (core/resmgr.h: variables, tables, queues),
+ * borrowed for the session's life: how the checkpoint calls reach the
+ * variables every run of the session sees. */
+struct dfx_resmgr *dfx__session_store(dfx_session *s);
+
 #endif

@@ -654,6 +654,113 @@ DFX_API dfx_code dfx_builder_serialize(dfx_builder *b, int text, void **buf, siz
  * file cannot be written. */
 DFX_API dfx_code dfx_builder_save(dfx_builder *b, const char *path, dfx_status *st);
 
+/* ---- variables and checkpoints ------------------------------------------ */
+
+/* Variables live in their session: every run of one session sees the same
+ * values, other sessions (even on the same graph) have their own. A
+ * variable is named by its resource name: a VariableV2's shared_name or
+ * node name, a VarHandleOp's shared_name or node name (container ""). TF1
+ * ref variables read as the value when their VariableV2 node runs in a
+ * step (TF reads at each consumer; use an Assign's output to see a value
+ * just written). Checkpoints are TensorFlow's V2 format (the "tensor
+ * bundle": PREFIX.index + PREFIX.data-00000-of-00001), read and written
+ * with every checksum checked; partitioned variables are not supported. */
+
+/* The value of the session's variable `name` (container "" / "localhost"):
+ * on DFX_OK *out is a new tensor owned by the caller (a snapshot).
+ * DFX_ENOTFOUND when no run has made the variable and nothing restored it,
+ * DFX_EPRECOND when it has no value yet. Thread-safe against runs. */
+DFX_API dfx_code dfx_session_variable_read(dfx_session *s, const char *name, dfx_tensor **out, dfx_status *st);
+/* Sets the variable `name` to a copy of `value` (borrowed), creating the
+ * variable when the session has none by that name (a later VariableV2 or
+ * VarHandleOp of that name and dtype finds it). DFX_EINVAL when the
+ * variable's dtype differs. Thread-safe against runs. */
+DFX_API dfx_code dfx_session_variable_assign(dfx_session *s, const char *name, const dfx_tensor *value,
+                                             dfx_status *st);
+/* Number of variables the session holds, and the name of variable i
+ * (borrowed, valid for the session's life), in creation order. */
+DFX_API int dfx_session_variable_count(dfx_session *s);
+DFX_API const char *dfx_session_variable_name(dfx_session *s, int i);
+
+/* Saves every initialised variable of the session, under its name, as the
+ * checkpoint PREFIX (borrowed; the directory must exist). Uninitialised
+ * variables are skipped. The files appear only when complete. DFX_EIO,
+ * DFX_ENOMEM, DFX_EUNIMPL (a variable holding a resource or variant). */
+DFX_API dfx_code dfx_session_save(dfx_session *s, const char *prefix, dfx_status *st);
+/* Restores variables from the checkpoint PREFIX: tensor tensor_names[i]
+ * into the variable var_names[i] (var_names NULL: the same names), or,
+ * with n == 0, every tensor of the checkpoint into the variable of its
+ * name. Variables that do not exist yet are created. Nothing is assigned
+ * unless every tensor reads back whole. DFX_ENOTFOUND (no checkpoint, a
+ * missing tensor or shard, each named), DFX_EINVAL (corrupt files,
+ * a dtype that differs from the variable's). */
+DFX_API dfx_code dfx_session_restore(dfx_session *s, const char *prefix, const char *const *tensor_names,
+                                     const char *const *var_names, int n, dfx_status *st);
+
+/* An open checkpoint: its tensor list, read once at open. */
+typedef struct dfx_checkpoint dfx_checkpoint;
+/* Opens PREFIX (borrowed). On success *out is new. DFX_ENOTFOUND (no
+ * PREFIX.index, or a data shard missing, named), DFX_EINVAL (corrupt
+ * index), DFX_EUNIMPL (compressed or big-endian files). */
+DFX_API dfx_code dfx_checkpoint_open(const char *prefix, dfx_checkpoint **out, dfx_status *st);
+DFX_API void dfx_checkpoint_close(dfx_checkpoint *c);
+/* Tensors in the checkpoint, sorted by name; for i in [0, count): its
+ * name (borrowed, valid until close), dtype and shape (dims receives up to
+ * DFX_MAX_DIMS values; returns the rank). */
+DFX_API int dfx_checkpoint_count(const dfx_checkpoint *c);
+DFX_API const char *dfx_checkpoint_name(const dfx_checkpoint *c, int i);
+DFX_API dfx_dtype dfx_checkpoint_dtype(const dfx_checkpoint *c, int i);
+DFX_API int dfx_checkpoint_shape(const dfx_checkpoint *c, int i, int64_t *dims);
+/* Reads tensor `name`: on DFX_OK *out is new. DFX_ENOTFOUND for an unknown
+ * name; DFX_EINVAL when the data is truncated or fails its checksum (the
+ * message names the shard file and the tensor). */
+DFX_API dfx_code dfx_checkpoint_read(const dfx_checkpoint *c, const char *name, dfx_tensor **out, dfx_status *st);
+/* Writes n tensors (borrowed) under names (borrowed) as the checkpoint
+ * PREFIX. DFX_EINVAL for a repeated or empty name. */
+DFX_API dfx_code dfx_checkpoint_write(const char *prefix, const char *const *names, dfx_tensor *const *values, int n,
+                                      dfx_status *st);
+
+/* A TF1 MetaGraphDef (a `.meta` file): the graph plus its saver's names,
+ * tags and signatures. */
+typedef struct dfx_metagraph dfx_metagraph;
+/* Parses a binary MetaGraphDef (buf borrowed) / reads one from `path`. On
+ * success *out is new (dfx_metagraph_free). The graph import's codes, or
+ * DFX_EINVAL for bytes that are not a MetaGraphDef. */
+DFX_API dfx_code dfx_metagraph_import(const void *buf, size_t len, dfx_metagraph **out, dfx_status *st);
+DFX_API dfx_code dfx_metagraph_load(const char *path, dfx_metagraph **out, dfx_status *st);
+DFX_API void dfx_metagraph_free(dfx_metagraph *m);
+/* The graph, borrowed: valid until dfx_metagraph_free, which must wait for
+ * every session on it to be freed. */
+DFX_API const dfx_graph *dfx_metagraph_graph(const dfx_metagraph *m);
+/* The SaverDef's names (borrowed; NULL when the MetaGraphDef has none):
+ * the string tensor to feed the checkpoint prefix ("save/Const:0"), the
+ * tensor to fetch to save ("save/control_dependency:0") and the op to run
+ * to restore ("save/restore_all"). */
+DFX_API const char *dfx_metagraph_saver_filename_tensor(const dfx_metagraph *m);
+DFX_API const char *dfx_metagraph_saver_save_tensor(const dfx_metagraph *m);
+DFX_API const char *dfx_metagraph_saver_restore_op(const dfx_metagraph *m);
+/* The meta_info_def tags ("serve"), i in [0, count). */
+DFX_API int dfx_metagraph_tag_count(const dfx_metagraph *m);
+DFX_API const char *dfx_metagraph_tag(const dfx_metagraph *m, int i);
+/* The signature_def map, sorted by key: count, key i ("serving_default"),
+ * the index of a key (-1 when absent), and its tensors: n_inputs /
+ * n_outputs, then for tensor j of the inputs (output 0) or outputs
+ * (output 1) its map key, graph tensor name ("x:0"), dtype and shape
+ * (rank -1 when unknown; dims borrowed, -1 for an unknown dim). Strings are
+ * borrowed until dfx_metagraph_free. DFX_ERANGE for a bad index. */
+DFX_API int dfx_metagraph_signature_count(const dfx_metagraph *m);
+DFX_API const char *dfx_metagraph_signature_key(const dfx_metagraph *m, int i);
+DFX_API int dfx_metagraph_signature_find(const dfx_metagraph *m, const char *key);
+DFX_API int dfx_metagraph_signature_size(const dfx_metagraph *m, int i, int output);
+DFX_API dfx_code dfx_metagraph_signature_tensor(const dfx_metagraph *m, int i, int output, int j, const char **key,
+                                                const char **tensor, dfx_dtype *dtype, int *ndims,
+                                                const int64_t **dims, dfx_status *st);
+/* TF's Saver.restore / Saver.save on a session of m's graph: runs the
+ * restore op (or fetches the save tensor) with the filename tensor fed
+ * PREFIX. DFX_EINVAL when m has no SaverDef; otherwise the run's codes. */
+DFX_API dfx_code dfx_metagraph_restore(const dfx_metagraph *m, dfx_session *s, const char *prefix, dfx_status *st);
+DFX_API dfx_code dfx_metagraph_save(const dfx_metagraph *m, dfx_session *s, const char *prefix, dfx_status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@ void dfx__kernels_queue(dfx_registry *r);
 void dfx__kernels_quant(dfx_registry *r);
 void dfx__kernels_vision(dfx_registry *r);
 void dfx__kernels_seq(dfx_registry *r);
+void dfx__kernels_var(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -34,4 +35,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_quant(r);
   dfx__kernels_vision(r);
   dfx__kernels_seq(r);
+  dfx__kernels_var(r);
 }

@@ -103,6 +103,10 @@ static dfx_code gather_v2(dfx_kctx *ctx) {
   return gather_impl(ctx, axis, true, dfx__attr_int(ctx->node, "batch_dims", 0));
 }
 
+dfx_code dfx__g_gather(dfx_kctx *ctx, int64_t axis, int64_t batch_dims) {
+  return gather_impl(ctx, axis, true, batch_dims);
+}
+
 static dfx_code gather_v1(dfx_kctx *ctx) { return gather_impl(ctx, 0, true, 0); }
 
 /* GatherNd: indices [..., K] index the first K dims of params. */

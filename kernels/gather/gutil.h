@@ -65,6 +65,11 @@ static inline void gset_idx(dfx_tensor *t, int64_t i, int64_t v) {
 dfx_code dfx__g_apply(dfx_kctx *ctx, dfx_dtype dt, dfx_gop op, void *dst, const void *src, int64_t n,
                       int64_t src_stride);
 
+/* GatherV2 of ctx->in[0] (params) by ctx->in[1] (indices) on `axis` with
+ * `batch_dims`, into ctx->out[0] (ResourceGather reuses it on a variable's
+ * value). */
+dfx_code dfx__g_gather(dfx_kctx *ctx, int64_t axis, int64_t batch_dims);
+
 /* Copies n elements (strings deep-copied; old dst strings freed). */
 dfx_code dfx__g_copy(dfx_kctx *ctx, dfx_dtype dt, void *dst, const void *src, int64_t n);
 

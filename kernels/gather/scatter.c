@@ -1,5 +1,5 @@
-/* scatter.c - variable-update ops on frozen graphs: Assign, AssignAdd/Sub,
- * Scatter{Update,Add,Sub,Mul,Div,Max,Min} (first-dim indices) and the
+/* scatter.c - variable-update ops on frozen graphs (Assign and AssignAdd/Sub
+ * moved to kernels/var/, which keeps variables across runs): Scatter{Update,Add,Sub,Mul,Div,Max,Min} (first-dim indices) and the
  * ScatterNd family (ScatterNd, ScatterNd{Update,Add,Sub,Max,Min},
  * ScatterNdNonAliasingAdd, TensorScatter*). The Ref(T) input is a plain tensor
  * here: the output is a new tensor = input with the updates applied; the input
@@ -23,35 +23,6 @@ static dfx_tensor *copy_input(dfx_kctx *ctx) {
   ctx->out[0] = c;
   return c;
 }
-
-/* ---- Assign family ---- */
-
-static dfx_code assign(dfx_kctx *ctx) {
-  const dfx_tensor *lhs = ctx->in[0], *rhs = ctx->in[1];
-  char b1[128], b2[128];
-  /* validate_shape false lets the value replace the variable whatever its
-   * shape, as TF's Assign does. */
-  if (dfx__attr_bool(ctx->node, "validate_shape", true) && !dfx__tensor_same_shape(lhs, rhs))
-    return dfx__kctx_fail(ctx, DFX_EINVAL, "Assign requires shapes of both tensors to match. lhs shape= %s rhs shape= %s",
-                          DFX_SHAPE_STR(lhs, b1), DFX_SHAPE_STR(rhs, b2));
-  /* In a frozen graph the variable's new value is just the right-hand side. */
-  dfx__kctx_forward(ctx, 1, 0);
-  return DFX_OK;
-}
-
-static dfx_code assign_update(dfx_kctx *ctx, dfx_gop op) {
-  const dfx_tensor *lhs = ctx->in[0], *rhs = ctx->in[1];
-  char b1[128], b2[128];
-  if (!dfx__tensor_same_shape(lhs, rhs))
-    return dfx__kctx_fail(ctx, DFX_EINVAL,
-                          "Cannot update variable with shape %s using a Tensor with shape %s, shapes must be equal.",
-                          DFX_SHAPE_STR(lhs, b1), DFX_SHAPE_STR(rhs, b2));
-  dfx_tensor *out = copy_input(ctx);
-  if (!out) return ctx->st->code;
-  return dfx__g_apply(ctx, (dfx_dtype)out->dtype, op, out->data, rhs->data, out->count, 1);
-}
-static dfx_code assign_add(dfx_kctx *ctx) { return assign_update(ctx, DFX_GOP_ADD); }
-static dfx_code assign_sub(dfx_kctx *ctx) { return assign_update(ctx, DFX_GOP_SUB); }
 
 /* ---- Scatter* on the first dimension ---- */
 
@@ -212,8 +183,6 @@ static dfx_code scatter_nd_sub(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_G
 static dfx_code scatter_nd_max(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_GOP_MAX); }
 static dfx_code scatter_nd_min(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_GOP_MIN); }
 
-/* Assign only forwards its value, whatever it holds. */
-#define ANY_T "T: {" DFX_G_NUM_LIST ", bool, " DFX_G_QUANT_LIST ", string, resource, variant}"
 #define COPY_T "T: " DFX_G_COPY
 #define REAL_T "T: " DFX_G_REAL
 #define NUM_T "T: " DFX_G_NUM
@@ -221,9 +190,6 @@ static dfx_code scatter_nd_min(dfx_kctx *ctx) { return scatter_nd_ref(ctx, DFX_G
 #define IDX "; Tindices: {int32, int64}"
 #define P dfx__g_policy_init
 static const dfx_kernel_def kernels[] = {
-    {"Assign", ANY_T, assign, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AssignAdd", NUM_T, assign_add, DFX_KERNEL_CHEAP, NULL, NULL},
-    {"AssignSub", NUM_T, assign_sub, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterUpdate", COPY_T IDX, scatter_update, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterAdd", NUM_T IDX, scatter_add, DFX_KERNEL_CHEAP, NULL, NULL},
     {"ScatterSub", NUM_T IDX, scatter_sub, DFX_KERNEL_CHEAP, NULL, NULL},

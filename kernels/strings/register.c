@@ -9,6 +9,7 @@ void dfx__kernels_strings_split(dfx_registry *r);
 void dfx__kernels_strings_ngrams(dfx_registry *r);
 void dfx__kernels_strings_hash_bucket(dfx_registry *r);
 void dfx__kernels_strings_regex(dfx_registry *r);
+void dfx__kernels_strings_join(dfx_registry *r);
 
 void dfx__kernels_strings(dfx_registry *r);
 void dfx__kernels_strings(dfx_registry *r) {
@@ -19,4 +20,5 @@ void dfx__kernels_strings(dfx_registry *r) {
   dfx__kernels_strings_ngrams(r);
   dfx__kernels_strings_hash_bucket(r);
   dfx__kernels_strings_regex(r);
+  dfx__kernels_strings_join(r);
 }
