@@ -186,6 +186,13 @@ static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_sta
   return DFX_OK;
 }
 
+/* For function bodies (function.c): the same conversion as for a graph's
+ * nodes. */
+dfx_code dfx__node_from_proto(const void *nodedef, dfx_node *n, dfx_status *st) { return convert_node(nodedef, n, st); }
+dfx_code dfx__attr_from_proto(const void *attr_value, dfx_attr *a, dfx_status *st) {
+  return convert_attr_value(attr_value, a, st);
+}
+
 /* ---- whole-graph conversion ---- */
 
 /* A NodeDef may name a producer that comes later in the GraphDef, so inputs
