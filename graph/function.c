@@ -190,3 +190,15 @@ void dfx__graph_drop_library(dfx_graph *g) {
   if (g->meta.library) tensorflow__function_def_library__free_unpacked(g->meta.library, &dfx__pb_allocator);
   g->meta.library = NULL;
 }
+
+int dfx__graph_function_outputs(const dfx_graph *g, const char *op, dfx_dtype *types, int cap) {
+  const Tensorflow__FunctionDefLibrary *pl = g->meta.library;
+  for (size_t i = 0; pl && i < pl->n_function; i++) {
+    const Tensorflow__OpDef *sig = pl->function[i]->signature;
+    if (!sig || !sig->name || strcmp(sig->name, op) != 0) continue;
+    for (size_t k = 0; k < sig->n_output_arg && (int)k < cap; k++)
+      types[k] = sig->output_arg[k]->type ? dfx__dtype_from_wire(sig->output_arg[k]->type) : DFX_INVALID;
+    return (int)sig->n_output_arg;
+  }
+  return -1;
+}

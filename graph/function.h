@@ -49,6 +49,10 @@ const dfx_function *dfx__fn_lib_find(const dfx_fn_lib *lib, const char *name);
 const dfx_attr *dfx__function_attr(const dfx_function *f, const char *name);
 /* Whether g has a function library with at least one function. */
 bool dfx__graph_has_functions(const dfx_graph *g);
+/* When op names a function of g's library (a direct call): its output
+ * count (list outputs count one), with the fixed dtypes of the first cap
+ * outputs in types (DFX_INVALID where an attr decides); -1 otherwise. */
+int dfx__graph_function_outputs(const dfx_graph *g, const char *op, dfx_dtype *types, int cap);
 /* Drops g's function library (after everything calling it was inlined). */
 void dfx__graph_drop_library(dfx_graph *g);
 
