@@ -336,3 +336,66 @@ Test(lower, wrong_output_arg_is_named) {
                                   FT_BIN("a", "AddV2", "x", "x", FT_I32), FT_RET("y", "a:sum:0"))),
                "c", "x", "AddV2) has no output 'sum'");
 }
+
+/* ---- TensorList accumulators in a lowered loop ---- */
+
+/* a = Reserve(n); b = Empty; for i in [0, n): a[i] = float(i * i - 3); b.push(float(2 * i))
+ * then Stack(a), Stack(b) and Length(b). */
+#define SHAPE_SCALAR_ELEMS                                                                                 \
+  "node { name: \"eshape\" op: \"Const\"" GT_TYPE("dtype", "DT_INT32")                                      \
+  " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 0 } } } } } }\n"
+#define LIST_ATTRS GT_TYPE("element_dtype", "DT_FLOAT") GT_TYPE("shape_type", "DT_INT32")
+static const char *LIST_LOOP =
+    GT_PLACEHOLDER("n", "DT_INT32")
+    GT_CONST_I32("i0", 0, "")
+    GT_CONST_I32("unlimited", -1, "")
+    SHAPE_SCALAR_ELEMS
+    "node { name: \"a0\" op: \"TensorListReserve\" input: \"eshape\" input: \"n\"" LIST_ATTRS " }\n"
+    "node { name: \"b0\" op: \"EmptyTensorList\" input: \"eshape\" input: \"unlimited\"" LIST_ATTRS " }\n"
+    "node { name: \"loop\" op: \"While\" input: \"i0\" input: \"a0\" input: \"b0\" input: \"n\""
+    FT_WHILE_ATTRS(FT_T(FT_I32) FT_T("DT_VARIANT") FT_T("DT_VARIANT") FT_T(FT_I32), "lcond", "lbody") " }\n"
+    "node { name: \"sa\" op: \"TensorListStack\" input: \"loop:1\" input: \"unlimited\"" GT_TYPE("element_dtype", "DT_FLOAT") " }\n"
+    "node { name: \"sb\" op: \"TensorListStack\" input: \"loop:2\" input: \"unlimited\"" GT_TYPE("element_dtype", "DT_FLOAT") " }\n"
+    "node { name: \"lb\" op: \"TensorListLength\" input: \"loop:2\" }\n"
+    FT_LIBRARY(
+      FT_FUNC("lcond", FT_ARG("i", FT_I32) FT_ARG("a", "DT_VARIANT") FT_ARG("b", "DT_VARIANT") FT_ARG("n", FT_I32)
+              FT_OUT("ok", "DT_BOOL"),
+              FT_BIN("lt", "Less", "i", "n", FT_I32), FT_RET("ok", "lt:z:0"))
+      FT_FUNC("lbody",
+              FT_ARG("i", FT_I32) FT_ARG("a", "DT_VARIANT") FT_ARG("b", "DT_VARIANT") FT_ARG("n", FT_I32)
+              FT_OUT("i2", FT_I32) FT_OUT("a2", "DT_VARIANT") FT_OUT("b2", "DT_VARIANT") FT_OUT("n2", FT_I32),
+              FT_CONST_I32("three", 3) FT_CONST_I32("two", 2) FT_CONST_I32("one", 1)
+              FT_BIN("sq", "Mul", "i", "i", FT_I32)
+              FT_BIN("d", "Sub", "sq:z:0", "three:output:0", FT_I32)
+              FT_NODE("fd", "Cast", GT_INPUT("d:z:0"), GT_TYPE("SrcT", "DT_INT32") GT_TYPE("DstT", "DT_FLOAT"))
+              FT_NODE("set", "TensorListSetItem", GT_INPUT("a") GT_INPUT("i") GT_INPUT("fd:y:0"),
+                      GT_TYPE("element_dtype", "DT_FLOAT"))
+              FT_BIN("tw", "Mul", "i", "two:output:0", FT_I32)
+              FT_NODE("ft", "Cast", GT_INPUT("tw:z:0"), GT_TYPE("SrcT", "DT_INT32") GT_TYPE("DstT", "DT_FLOAT"))
+              FT_NODE("push", "TensorListPushBack", GT_INPUT("b") GT_INPUT("ft:y:0"), GT_TYPE("element_dtype", "DT_FLOAT"))
+              FT_BIN("inc", "AddV2", "i", "one:output:0", FT_I32),
+              FT_RET("i2", "inc:z:0") FT_RET("a2", "set:output_handle:0") FT_RET("b2", "push:output_handle:0")
+              FT_RET("n2", "n")));
+
+Test(lower, tensorlist_accumulators_in_a_loop) {
+  dfx_graph *g = eu_graph(LIST_LOOP);
+  for (int n = 0; n < 6; n++) {
+    dfx_tensor *in = i32(n), *out[3] = {0};
+    char msg[512];
+    dfx_code c = eu_run(g, 2, "sa,sb,lb", out, "n", in, msg, sizeof msg);
+    dfx_tensor_free(in);
+    cr_assert_eq(c, DFX_OK, "n=%d: %s", n, msg);
+    for (int k = 0; k < 2; k++) {
+      cr_assert_eq(dfx_tensor_ndims(out[k]), 1);
+      cr_assert_eq(dfx_tensor_dim(out[k], 0), n);
+    }
+    const float *a = dfx_tensor_data(out[0]), *b = dfx_tensor_data(out[1]);
+    for (int i = 0; i < n; i++) {
+      cr_expect_float_eq(a[i], (float)(i * i - 3), 0, "n=%d a[%d]", n, i);
+      cr_expect_float_eq(b[i], (float)(2 * i), 0, "n=%d b[%d]", n, i);
+    }
+    cr_expect_eq(eu_i32(out[2]), n);
+    for (int k = 0; k < 3; k++) dfx_tensor_free(out[k]);
+  }
+  dfx_graph_free(g);
+}
