@@ -17,6 +17,7 @@
 #include "node_sig.h"
 #include "pballoc.h"
 #include "pbtext.h"
+#include "savedmodel.h"
 #include "tensor_proto.h"
 
 /* ---- attrs ---- */
@@ -330,10 +331,18 @@ dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, 
     ProtobufCAllocator flagged = dfx__pb_allocator_flagged(&oom);
     gd = tensorflow__graph_def__unpack(&flagged, len, buf);
     if (!gd && oom) return dfx__status_set(st, DFX_ENOMEM, "out of memory unpacking a %zu-byte GraphDef", len);
-    if (!gd) return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
+    if (!gd) {
+      char what[DFX_STATUS_MSG_MAX];
+      if (dfx__savedmodel_describe(buf, len, what, sizeof what)) return dfx__status_set(st, DFX_EINVAL, "%s", what);
+      return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
+    }
   }
   dfx_code c = convert(gd, out, st);
   tensorflow__graph_def__free_unpacked(gd, &dfx__pb_allocator);
+  /* A MetaGraphDef may pass for a GraphDef on the wire and then fail here. */
+  char what[DFX_STATUS_MSG_MAX];
+  if (c == DFX_EINVAL && format != DFX_FORMAT_TEXT && dfx__savedmodel_describe(buf, len, what, sizeof what))
+    c = dfx__status_set(st, DFX_EINVAL, "%s", what);
   return c;
 }
 
