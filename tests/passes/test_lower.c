@@ -399,3 +399,59 @@ Test(lower, tensorlist_accumulators_in_a_loop) {
   }
   dfx_graph_free(g);
 }
+
+/* ---- control outputs ---- */
+
+/* check(x) asserts x < 10 and returns nothing: its only effect is a
+ * control output. A call of it as a target runs the assert; If runs it only
+ * in the branch that calls it. */
+#define CHECK_FN                                                                                              \
+  FT_FUNC("check", FT_ARG("x", FT_I32),                                                                       \
+          FT_CONST_I32("ten", 10) FT_BIN("ok", "Less", "x", "ten:output:0", FT_I32)                             \
+          FT_NODE("assert", "Assert", GT_INPUT("ok:z:0") GT_INPUT("x"), FT_ATTR_TYPES("T", FT_T(FT_I32))),     \
+          " control_ret { key: \"assert\" value: \"assert\" }")
+
+static const char *CONTROL_CALL =
+    GT_PLACEHOLDER("x", "DT_INT32")
+    "node { name: \"c\" op: \"StatefulPartitionedCall\" input: \"x\"" FT_ATTR_TYPES("Tin", FT_T(FT_I32))
+    " attr { key: \"Tout\" value { list { } } }" FT_ATTR_FUNC("f", "check") " }\n"
+    GT_CONST_I32("zero", 0, "")
+    GT_OP2("pos", "Greater", "x", "zero", "DT_INT32", "")
+    "node { name: \"if\" op: \"If\" input: \"pos\" input: \"x\""
+    GT_TYPE("Tcond", "DT_BOOL") FT_ATTR_TYPES("Tin", FT_T(FT_I32)) " attr { key: \"Tout\" value { list { } } }"
+    FT_ATTR_FUNC("then_branch", "call_check") FT_ATTR_FUNC("else_branch", "nothing") " }\n"
+    FT_LIBRARY(CHECK_FN
+      FT_FUNC("call_check", FT_ARG("x", FT_I32),
+              FT_NODE("inner", "check", GT_INPUT("x"), ""), " control_ret { key: \"inner\" value: \"inner\" }")
+      FT_FUNC("nothing", FT_ARG("x", FT_I32), "", ""));
+
+/* Runs `target` with x fed; returns the code and the message. */
+static dfx_code run_target(const dfx_graph *g, const char *target, int32_t x, char *msg, size_t n) {
+  dfx_status *st = dfx_status_new();
+  dfx_session *s = NULL;
+  dfx_code c = dfx_session_new(g, NULL, &s, st);
+  dfx_tensor *in = i32(x);
+  dfx_port feed = {"x", 0};
+  const char *targets[1] = {target};
+  if (c == DFX_OK) c = dfx_session_run(s, NULL, &feed, &in, 1, NULL, NULL, 0, targets, 1, st);
+  snprintf(msg, n, "%s", dfx_status_message(st));
+  dfx_tensor_free(in);
+  dfx_session_free(s);
+  dfx_status_free(st);
+  return c;
+}
+
+Test(lower, control_outputs_run_with_their_call) {
+  dfx_graph *g = eu_graph(CONTROL_CALL);
+  char msg[1024];
+  /* The call: its assert passes below 10 and fails from 10 on. */
+  cr_expect_eq(run_target(g, "c", 3, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_expect_neq(run_target(g, "c", 12, msg, sizeof msg), DFX_OK);
+  cr_expect(strstr(msg, "assert"), "%s", msg);
+  /* The If: only the then branch (x > 0) checks. */
+  cr_expect_eq(run_target(g, "if", 5, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_expect_eq(run_target(g, "if", -20, msg, sizeof msg), DFX_OK, "%s", msg);
+  cr_expect_neq(run_target(g, "if", 15, msg, sizeof msg), DFX_OK);
+  cr_expect(strstr(msg, "assert"), "%s", msg);
+  dfx_graph_free(g);
+}
