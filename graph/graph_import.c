@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "alloc.h"
 #include "graph.h"
@@ -407,6 +408,18 @@ dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st) {
   if (!path || !out) return dfx__status_set(st, DFX_EINVAL, "dfx_graph_load: NULL argument");
   char *data;
   size_t len;
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    /* A SavedModel directory: say so, from its saved_model.pb. */
+    char pb[4096], what[DFX_STATUS_MSG_MAX];
+    snprintf(pb, sizeof pb, "%s/saved_model.pb", path);
+    if (dfx__read_file(pb, &data, &len, NULL) != DFX_OK)
+      return dfx__status_set(st, DFX_EIO, "'%s' is a directory, not a GraphDef file", path);
+    bool sm = dfx__savedmodel_describe(data, len, what, sizeof what);
+    dfx__free(data);
+    if (sm) return dfx__status_set(st, DFX_EINVAL, "%s is a SavedModel directory; its saved_model.pb: %s", path, what);
+    return dfx__status_set(st, DFX_EINVAL, "'%s' is a directory, and its saved_model.pb is not a SavedModel", path);
+  }
   dfx_code c = dfx__read_file(path, &data, &len, st);
   if (c != DFX_OK) return c;
   int fmt = dfx__format_from_path(path);

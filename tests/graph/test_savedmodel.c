@@ -118,3 +118,22 @@ static void lowers(const char *name, int loops) {
 
 Test(savedmodel, keras_mlp_imports_and_lowers) { lowers("tf2_keras_mlp", 0); }
 Test(savedmodel, keras_lstm_imports_and_lowers_to_four_loops) { lowers("tf2_keras_lstm", 4); }
+
+Test(savedmodel, loading_a_savedmodel_directory_says_what_it_is) {
+  const char *root = getenv("DFX_SOURCE_ROOT");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/../shared/savedmodels/tf2_keras_lstm", root ? root : "..");
+  size_t len;
+  char *data = model("tf2_keras_lstm", &len);
+  if (!data) cr_skip_test("no ../shared/savedmodels");
+  dfx__free(data);
+  dfx_graph *g = NULL;
+  dfx_status *st = dfx_status_new();
+  cr_assert_eq(dfx_graph_load(dir, &g, st), DFX_EINVAL);
+  cr_expect(strstr(dfx_status_message(st), "is a SavedModel directory; its saved_model.pb: this is a TensorFlow SavedModel"),
+            "%s", dfx_status_message(st));
+  cr_expect(strstr(dfx_status_message(st), "signature 'serving_default' (lstm_input="), "%s", dfx_status_message(st));
+  cr_assert_eq(dfx_graph_load("/", &g, st), DFX_EIO);
+  cr_expect(strstr(dfx_status_message(st), "is a directory, not a GraphDef file"), "%s", dfx_status_message(st));
+  dfx_status_free(st);
+}
