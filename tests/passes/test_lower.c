@@ -455,3 +455,22 @@ Test(lower, control_outputs_run_with_their_call) {
   cr_expect(strstr(msg, "assert"), "%s", msg);
   dfx_graph_free(g);
 }
+
+/* A session asked for no optimisation still lowers: nothing else runs a While. */
+Test(lower, runs_even_with_optimize_none) {
+  dfx_graph *g = eu_graph(CALL_IN_LOOP);
+  dfx_status *st = dfx_status_new();
+  dfx_session_options o = {.n_threads = 2, .optimize = "none"};
+  dfx_session *s = NULL;
+  cr_assert_eq(dfx_session_new(g, &o, &s, st), DFX_OK, "%s", dfx_status_message(st));
+  dfx_tensor *in = i32(6), *out = NULL;
+  dfx_port feed = {"n", 0}, fetch = {"out", 0};
+  cr_assert_eq(dfx_session_run(s, NULL, &feed, &in, 1, &fetch, &out, 1, NULL, 0, st), DFX_OK, "%s",
+               dfx_status_message(st));
+  cr_expect_float_eq(eu_f32(out), ref_call_in_loop(6), 1e-4);
+  dfx_tensor_free(in);
+  dfx_tensor_free(out);
+  dfx_session_free(s);
+  dfx_status_free(st);
+  dfx_graph_free(g);
+}
