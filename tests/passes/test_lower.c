@@ -14,6 +14,7 @@
 
 #include "eutil.h"
 #include "ftext.h"
+#include "tensor.h"
 
 TestSuite(lower, .init = eu_setup, .fini = eu_teardown, .timeout = 60);
 
@@ -471,6 +472,43 @@ Test(lower, runs_even_with_optimize_none) {
   dfx_tensor_free(in);
   dfx_tensor_free(out);
   dfx_session_free(s);
+  dfx_status_free(st);
+  dfx_graph_free(g);
+}
+
+/* Lowering under allocation failure: every failing allocation gives
+ * DFX_ENOMEM, leaks nothing, and leaves the user's graph runnable. */
+Test(lower, allocation_failures_are_clean, .timeout = 300) {
+  dfx_graph *g = eu_graph(IF_IN_LOOP);
+  dfx_optimize_options o = {.passes = "lower"};
+  dfx_status *st = dfx_status_new();
+  dfx__tensor_cache_flush();
+  long long start = eu_alloc.n_allocs;
+  dfx_graph *low = NULL;
+  cr_assert_eq(dfx_graph_optimize(g, &o, &low, NULL, st), DFX_OK, "%s", dfx_status_message(st));
+  long long total = eu_alloc.n_allocs - start;
+  dfx_graph_free(low);
+  long long step = total > 1500 ? total / 1500 : 1;
+  for (long long n = 1; n <= total; n += step) {
+    dfx__tensor_cache_flush();
+    long long blocks = eu_alloc.live_blocks;
+    eu_alloc.n_failed = 0;
+    eu_alloc.fail_at = eu_alloc.n_allocs + n;
+    low = NULL;
+    dfx_code c = dfx_graph_optimize(g, &o, &low, NULL, st);
+    bool failed = eu_alloc.n_failed > 0;
+    eu_alloc.fail_at = 0;
+    if (c == DFX_OK) {
+      cr_assert(!failed || low, "N=%lld", n);
+    } else {
+      cr_assert_eq(c, DFX_ENOMEM, "N=%lld: %s: %s", n, dfx_code_name(c), dfx_status_message(st));
+      cr_assert_null(low);
+    }
+    dfx_graph_free(low);
+    dfx__tensor_cache_flush();
+    cr_assert_eq(eu_alloc.live_blocks, blocks, "N=%lld leaked %lld blocks", n, eu_alloc.live_blocks - blocks);
+  }
+  cr_expect_eq(run_i32(g, "loop:1", "n", 5), ref_if_in_loop(5));
   dfx_status_free(st);
   dfx_graph_free(g);
 }
