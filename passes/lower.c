@@ -162,9 +162,13 @@ static bool library_used(const dfx_graph *g) {
 static dfx_code lower_run(dfx_pass_ctx *ctx) {
   dfx_graph *g = ctx->g;
   if (!has_functional(g)) return DFX_OK;
-  dfx_lower_ctx lc = {.g = g, .counts = &ctx->counts, .st = ctx->st};
+  /* The helpers report through lc.st and read the code back from it, so
+   * it is never NULL. */
+  dfx_status local;
+  dfx__status_clear(&local);
+  dfx_lower_ctx lc = {.g = g, .counts = &ctx->counts, .st = ctx->st ? ctx->st : &local};
   dfx_fn_lib *lib = NULL;
-  dfx_code c = dfx__fn_lib_from_graph(g, &lib, ctx->st);
+  dfx_code c = dfx__fn_lib_from_graph(g, &lib, lc.st);
   if (c != DFX_OK) return c;
   lc.lib = lib;
   if ((c = grow_depth(&lc, g->n_nodes)) != DFX_OK) goto done;
@@ -175,7 +179,7 @@ static dfx_code lower_run(dfx_pass_ctx *ctx) {
     kind k = classify(&lc, g->nodes[i].op, &fn);
     if (k == KIND_NONE) continue;
     if (lc.depth[i] >= DFX_LOWER_MAX_DEPTH) {
-      c = dfx__status_set(ctx->st, DFX_EINVAL,
+      c = dfx__status_set(lc.st, DFX_EINVAL,
                           "Node '%s' (%s): function calls nest more than %d deep (a function that calls itself?)",
                           g->nodes[i].name, g->nodes[i].op, DFX_LOWER_MAX_DEPTH);
       goto done;
