@@ -128,14 +128,14 @@ static dfx_code resolve(inliner *in, const char *s, const char *where, dfx_graph
   if (np >= 2) {
     char *end;
     idx = strtol(parts[np - 1], &end, 10);
-    if (*end || idx < 0 || idx > INT32_MAX / 2) {
-      if (np == 2) goto bad;
-      goto bad;
-    }
+    if (*end || idx < 0 || idx > INT32_MAX / 2) goto bad;
   }
+  /* "x" and "x:k" name an argument first, "n:out:k" and "^n" a node first:
+   * the two namespaces may share a name. */
   const body_name *b = find_body(in, parts[0]);
-  int arg = b ? -1 : find_arg(in, parts[0]);
-  if (arg >= 0 && np <= 2) {
+  int arg = np <= 2 ? find_arg(in, parts[0]) : -1;
+  if (ctrl && b) arg = -1;
+  if (arg >= 0) {
     int k = in->arg_off[arg] + (int)idx;
     if (k >= in->arg_off[arg + 1]) goto bad;
     *p = (dfx_graph_port){in->in_ids[k], ctrl ? -1 : 0};

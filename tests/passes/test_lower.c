@@ -512,3 +512,18 @@ Test(lower, allocation_failures_are_clean, .timeout = 300) {
   dfx_status_free(st);
   dfx_graph_free(g);
 }
+
+/* Arguments and body nodes live in separate namespaces: "x" is the argument,
+ * "x:y:0" the node called x. f(x) = -x + x * 3 */
+Test(lower, argument_and_node_may_share_a_name) {
+  dfx_graph *g = eu_graph(GT_PLACEHOLDER("x", "DT_INT32")
+                          "node { name: \"c\" op: \"f\" input: \"x\" }\n"
+                          FT_LIBRARY(FT_FUNC("f", FT_ARG("x", FT_I32) FT_OUT("r", FT_I32),
+                                             FT_NODE("x", "Neg", GT_INPUT("x"), GT_TYPE("T", FT_I32))
+                                             FT_CONST_I32("three", 3)
+                                             FT_BIN("m", "Mul", "x", "three:output:0", FT_I32)
+                                             FT_BIN("a", "AddV2", "x:y:0", "m:z:0", FT_I32),
+                                             FT_RET("r", "a:z:0"))));
+  for (int x = -4; x < 5; x += 3) cr_expect_eq(run_i32(g, "c", "x", x), -x + x * 3, "x=%d", x);
+  dfx_graph_free(g);
+}
