@@ -180,6 +180,30 @@ Test(lower, while_in_if_both_branches) {
   dfx_graph_free(g);
 }
 
+/* TF's If takes any scalar as its predicate: non-zero is true. */
+Test(lower, if_on_an_integer_predicate) {
+  /* WHILE_IN_IF with the predicate x itself (int32) instead of x > 0. */
+  char text[8192];
+  snprintf(text, sizeof text, "%s", WHILE_IN_IF);
+  char *p = strstr(text, "input: \"pos\" input: \"x\"");
+  cr_assert(p);
+  memcpy(p, "input: \"x\"   input: \"x\"", strlen("input: \"pos\" input: \"x\""));
+  p = strstr(text, "key: \"Tcond\" value { type: DT_BOOL }");
+  cr_assert(p);
+  memcpy(p, "key: \"Tcond\" value { type: DT_INT32}", strlen("key: \"Tcond\" value { type: DT_BOOL }"));
+  dfx_graph *g = eu_graph(text);
+  int xs[] = {5, 0, -3};
+  for (int k = 0; k < 3; k++) {
+    int x = xs[k], want = 0;
+    if (x != 0)
+      for (int i = 1; i <= x; i++) want += i;
+    else
+      want = x * x - 1;
+    cr_expect_eq(run_i32(g, "y", "x", x), want, "x=%d", x);
+  }
+  dfx_graph_free(g);
+}
+
 /* ---- While in While ---- */
 
 /* acc = 0; for i in [0, n): for j in [0, i): acc += i * j */
