@@ -106,7 +106,9 @@ dfx_code dfx_session_new(const dfx_graph *g, const dfx_session_options *opts, df
   const char *list = opts && opts->optimize ? opts->optimize : getenv("DFX_OPTIMIZE");
   dfx_code c = dfx__passes_check(list, st);
   if (c != DFX_OK) return c;
-  if (list && (strcmp(list, "none") == 0 || !*list)) return dfx__session_new(g, r, NULL, opts, out, st);
+  /* "none" still lowers TensorFlow 2 functional ops: nothing runs them as they are. */
+  if (list && (strcmp(list, "none") == 0 || !*list) && !(g && g->final && dfx__lower_needed(g)))
+    return dfx__session_new(g, r, NULL, opts, out, st);
   session_opt *o = dfx__calloc(1, sizeof *o);
   if (!o || (list && !(o->passes = dfx__strdup(list)))) {
     dfx__free(o);

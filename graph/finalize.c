@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "function.h"
 #include "graph.h"
 #include "node_sig.h"
 #include "op_registry.h"
@@ -81,6 +82,13 @@ static dfx_code opaque_nodes(dfx_graph *g, dfx_status *st) {
       dfx_node *src = &g->nodes[n->in[k].node];
       if (!src->def && n->in[k].slot >= src->n_out) src->n_out = n->in[k].slot + 1;
     }
+  }
+  /* A direct call of a library function has the function's outputs (the
+   * lower pass inlines it; until then it is opaque). */
+  for (int i = 0; g->meta.library && i < g->n_nodes; i++) {
+    dfx_node *n = &g->nodes[i];
+    int k = n->def ? -1 : dfx__graph_function_outputs(g, n->op, NULL, 0);
+    if (k > n->n_out) n->n_out = k;
   }
   for (int i = 0; i < g->n_nodes; i++) {
     dfx_node *n = &g->nodes[i];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "alloc.h"
 #include "graph.h"
@@ -17,6 +18,7 @@
 #include "node_sig.h"
 #include "pballoc.h"
 #include "pbtext.h"
+#include "savedmodel.h"
 #include "tensor_proto.h"
 
 /* ---- attrs ---- */
@@ -186,6 +188,13 @@ static dfx_code convert_node(const Tensorflow__NodeDef *nd, dfx_node *n, dfx_sta
   return DFX_OK;
 }
 
+/* For function bodies (function.c): the same conversion as for a graph's
+ * nodes. */
+dfx_code dfx__node_from_proto(const void *nodedef, dfx_node *n, dfx_status *st) { return convert_node(nodedef, n, st); }
+dfx_code dfx__attr_from_proto(const void *attr_value, dfx_attr *a, dfx_status *st) {
+  return convert_attr_value(attr_value, a, st);
+}
+
 /* ---- whole-graph conversion ---- */
 
 /* A NodeDef may name a producer that comes later in the GraphDef, so inputs
@@ -323,10 +332,18 @@ dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, 
     ProtobufCAllocator flagged = dfx__pb_allocator_flagged(&oom);
     gd = tensorflow__graph_def__unpack(&flagged, len, buf);
     if (!gd && oom) return dfx__status_set(st, DFX_ENOMEM, "out of memory unpacking a %zu-byte GraphDef", len);
-    if (!gd) return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
+    if (!gd) {
+      char what[DFX_STATUS_MSG_MAX];
+      if (dfx__savedmodel_describe(buf, len, what, sizeof what)) return dfx__status_set(st, DFX_EINVAL, "%s", what);
+      return dfx__status_set(st, DFX_EINVAL, "not a valid binary GraphDef (protobuf parse failed on %zu bytes)", len);
+    }
   }
   dfx_code c = convert(gd, out, st);
   tensorflow__graph_def__free_unpacked(gd, &dfx__pb_allocator);
+  /* A MetaGraphDef may pass for a GraphDef on the wire and then fail here. */
+  char what[DFX_STATUS_MSG_MAX];
+  if (c == DFX_EINVAL && format != DFX_FORMAT_TEXT && dfx__savedmodel_describe(buf, len, what, sizeof what))
+    c = dfx__status_set(st, DFX_EINVAL, "%s", what);
   return c;
 }
 
@@ -391,6 +408,18 @@ dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st) {
   if (!path || !out) return dfx__status_set(st, DFX_EINVAL, "dfx_graph_load: NULL argument");
   char *data;
   size_t len;
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    /* A SavedModel directory: say so, from its saved_model.pb. */
+    char pb[4096], what[DFX_STATUS_MSG_MAX];
+    snprintf(pb, sizeof pb, "%s/saved_model.pb", path);
+    if (dfx__read_file(pb, &data, &len, NULL) != DFX_OK)
+      return dfx__status_set(st, DFX_EIO, "'%s' is a directory, not a GraphDef file", path);
+    bool sm = dfx__savedmodel_describe(data, len, what, sizeof what);
+    dfx__free(data);
+    if (sm) return dfx__status_set(st, DFX_EINVAL, "%s is a SavedModel directory; its saved_model.pb: %s", path, what);
+    return dfx__status_set(st, DFX_EINVAL, "'%s' is a directory, and its saved_model.pb is not a SavedModel", path);
+  }
   dfx_code c = dfx__read_file(path, &data, &len, st);
   if (c != DFX_OK) return c;
   int fmt = dfx__format_from_path(path);

@@ -19,6 +19,12 @@ dfx_code dfx__graph_import_unfinalized(const void *buf, size_t len, int format, 
 dfx_code dfx__graph_load_ex(const char *path, dfx_graph **out, dfx_status *st);
 /* Builds a graph from an unpacked Tensorflow__GraphDef (passed as void*). */
 dfx_code dfx__graph_from_proto(const void *graphdef, dfx_graph **out, dfx_status *st);
+/* One NodeDef (a Tensorflow__NodeDef) into n's name, op, device and attrs,
+ * and one AttrValue into a (a zeroed attr whose name the caller sets); for
+ * function bodies. On error n / a may hold part: dfx__node_clear /
+ * dfx__attr_clear frees it. */
+dfx_code dfx__node_from_proto(const void *nodedef, dfx_node *n, dfx_status *st);
+dfx_code dfx__attr_from_proto(const void *attr_value, dfx_attr *a, dfx_status *st);
 /* DFX_FORMAT_TEXT or DFX_FORMAT_BINARY, from the bytes. */
 int dfx__format_detect(const void *buf, size_t len);
 /* Format by file extension (.pbtxt/.txt text, .pb binary, else AUTO). */

@@ -55,6 +55,10 @@ static bool foldable(const dfx_pass_ctx *c, const dfx_node *n, int *src) {
   /* A kept node keeps its name: it becomes a Const in place, which only
    * a node of one output can. */
   if (dfx__pass_keeps(c, n->name) && n->n_out != 1) return false;
+  /* A variant (a TensorList) or resource value is an object, not data a
+   * Const can hold. */
+  for (int k = 0; k < n->n_out; k++)
+    if (n->out_types[k] == DFX_VARIANT || n->out_types[k] == DFX_RESOURCE) return false;
   size_t in_bytes = 0;
   for (int k = 0; k < n->n_in; k++) {
     if ((src[k] = const_source(c, n->in[k])) < 0) return false;

@@ -21,8 +21,11 @@
  * CSE, again in the next round over what folding produced. Batch norms
  * fold into constant filters once folding made their parameters Consts,
  * zero Pads into the convolutions that read them, and what is left fuses
- * last. */
+ * last. Before all of them, and whatever the list says (even "none"),
+ * `lower` turns TensorFlow 2 functional ops and calls into v1 control flow
+ * when a graph has any: nothing else can run them. */
 static const dfx_pass *const all_passes[] = {
+    &dfx__pass_lower,
     &dfx__pass_prune,
     &dfx__pass_identity,
     &dfx__pass_shapefold,
@@ -194,9 +197,39 @@ dfx_code dfx__passes_run(dfx_graph *g, const char *list, const dfx_pass_ports *p
   dfx_code c = parse_list(list, pipeline, &n_pipeline, st);
   if (c != DFX_OK) return c;
   if (report) report->nodes_before = report->nodes_after = g->n_nodes;
-  if (n_pipeline == 0) return DFX_OK;
+  bool lower = dfx__lower_needed(g);
+  if (n_pipeline == 0 && !lower) return DFX_OK;
   dfx_pass_ctx ctx = {.g = g, .reg = reg, .st = st};
   if ((c = build_keep(&ctx, ports)) != DFX_OK) goto done;
+  if (lower) {
+    /* Always first, and outside the rounds: a graph with functional ops
+     * cannot run, and the other passes only know v1 control flow. */
+    uint64_t t0 = uv_hrtime();
+    if ((c = dfx__pass_lower.run(&ctx)) != DFX_OK) {
+      char msg[DFX_STATUS_MSG_MAX];
+      snprintf(msg, sizeof msg, "%s", st ? st->msg : "");
+      dfx__status_set(st, c, "pass 'lower': %s", msg);
+      dfx__graph_finalize(g, NULL);
+      goto done;
+    }
+    if ((c = dfx__graph_finalize(g, st)) != DFX_OK) {
+      char msg[DFX_STATUS_MSG_MAX];
+      snprintf(msg, sizeof msg, "%s", st ? st->msg : "");
+      if (c != DFX_ENOMEM) c = DFX_EINVAL;
+      dfx__status_set(st, c, "lowering functional control flow gave an invalid graph: %s", msg);
+      goto done;
+    }
+    if (report_add(report, &dfx__pass_lower, 1, ctx.counts, (int64_t)(uv_hrtime() - t0)) != DFX_OK) {
+      c = dfx__status_set(st, DFX_ENOMEM, "out of memory");
+      goto done;
+    }
+    /* What to keep is recomputed on the lowered graph (outputs of bodies are new). */
+    names_free(ctx.keep, ctx.n_keep);
+    names_free(ctx.fed, ctx.n_fed);
+    ctx.keep = ctx.fed = NULL;
+    ctx.n_keep = ctx.n_fed = 0;
+    if ((c = build_keep(&ctx, ports)) != DFX_OK) goto done;
+  }
   for (int round = 1; round <= MAX_ROUNDS; round++) {
     bool changed = false;
     for (int i = 0; i < n_pipeline; i++) {

@@ -64,6 +64,7 @@ bool dfx__pass_fed(const dfx_pass_ctx *ctx, const char *name);
 bool dfx__pass_pure(const dfx_pass_ctx *ctx, const dfx_node *n);
 
 /* ---- the passes (one file each) ---- */
+extern const dfx_pass dfx__pass_lower;      /* lower.c, lower_call.c, lower_cond.c, lower_while.c */
 extern const dfx_pass dfx__pass_prune;      /* prune.c */
 extern const dfx_pass dfx__pass_constfold;  /* constfold.c */
 extern const dfx_pass dfx__pass_cse;        /* cse.c */
@@ -75,6 +76,10 @@ extern const dfx_pass dfx__pass_licm;       /* licm.c */
 extern const dfx_pass dfx__pass_fold_batchnorm; /* fold_batchnorm.c */
 extern const dfx_pass dfx__pass_fold_pad;   /* fold_pad.c */
 extern const dfx_pass dfx__pass_remap;      /* remap.c */
+
+/* Whether g (final) holds functional ops (If, Case, While, function
+ * calls) that the `lower` pass must rewrite before anything can run it. */
+bool dfx__lower_needed(const dfx_graph *g);
 
 /* ---- manager.c ---- */
 

@@ -11,6 +11,7 @@
 #include "graph.pb-c.h"
 #include "graph_import.h"
 #include "pbtext.h"
+#include "savedmodel.h"
 
 static const char convert_help[] =
     "usage: dfexec convert IN OUT\n"
@@ -18,7 +19,12 @@ static const char convert_help[] =
     "Converts a GraphDef between binary protobuf and text format. The format of\n"
     "each file comes from its extension: .pbtxt or .txt is text, .pb is binary\n"
     "(IN may also be detected from its content). Converting to the same format\n"
-    "normalises the file. The graph is not validated, only parsed.\n";
+    "normalises the file. The graph is not validated, only parsed.\n"
+    "\n"
+    "IN may also be a SavedModel (saved_model.pb) or a MetaGraphDef: OUT is then\n"
+    "the GraphDef of its only meta graph (or the one tagged 'serve'), function\n"
+    "library included. Its variables stay in the variables/ directory: the graph\n"
+    "reads them through resource variables, which this does not restore.\n";
 
 int dfx__cmd_convert(int argc, char **argv) {
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -51,8 +57,21 @@ int dfx__cmd_convert(int argc, char **argv) {
       goto fail;
     }
   } else if (!(msg = (ProtobufCMessage *)tensorflow__graph_def__unpack(NULL, len, (const uint8_t *)data))) {
-    dfx__cli_error("%s: not a valid binary GraphDef", in);
-    goto fail;
+    void *gd = NULL;
+    size_t gd_len = 0;
+    char what[512];
+    if (!dfx__savedmodel_describe(data, len, what, sizeof what)) {
+      dfx__cli_error("%s: not a valid binary GraphDef", in);
+      goto fail;
+    }
+    if (dfx__savedmodel_graphdef(data, len, NULL, &gd, &gd_len, st) != DFX_OK) {
+      dfx__cli_error("%s: %s", in, dfx_status_message(st));
+      goto fail;
+    }
+    msg = (ProtobufCMessage *)tensorflow__graph_def__unpack(NULL, gd_len, gd);
+    dfx__free(gd);
+    if (!msg) goto oom;
+    fprintf(stderr, "dfexec: %s: a SavedModel/MetaGraphDef; wrote the GraphDef of its meta graph (variables not included)\n", in);
   }
   const void *bytes;
   if (out_fmt == DFX_FORMAT_TEXT) {
