@@ -21,6 +21,7 @@
 #include "alloc.h"
 #include "dtype.h"
 #include "grad.h"
+#include "grad_control.h"
 #include "gradients.h"
 
 typedef struct glist {
@@ -148,7 +149,21 @@ static dfx_code backprop_node(walk *w, int v) {
   if (strcmp(n->op, "PreventGradient") == 0)
     return em_fail(e, DFX_EINVAL, "Node '%s' (PreventGradient): gradient explicitly disabled: %s", n->name,
                    dfx__attr_str(n, "message", ""));
-  const dfx_grad_def *d = dfx__grad_find(n->op);
+  dfx_grad_fn fn = NULL;
+  switch (n->ctrl) {
+  case DFX_CTRL_NONE: break;
+  case DFX_CTRL_SWITCH:
+    if (!dfx__is_loop_switch(w->g, v)) fn = dfx__grad_cond_switch;
+    break;
+  case DFX_CTRL_MERGE:
+    if (!dfx__is_loop_merge(w->g, v)) fn = dfx__grad_cond_merge;
+    break;
+  default: break;
+  }
+  if (n->ctrl != DFX_CTRL_NONE && !fn)
+    return em_fail(e, DFX_EUNIMPL, "Node '%s' (%s): gradients through while loops are not implemented yet", n->name,
+                   n->op);
+  const dfx_grad_def *d = fn ? &(dfx_grad_def){n->op, fn} : dfx__grad_find(n->op);
   if (!d)
     return em_fail(e, DFX_EUNIMPL, "Node '%s' (%s): no gradient defined for op %s (docs/autodiff.md lists the ops)",
                    n->name, n->op, n->op);
