@@ -52,6 +52,17 @@ int em_node(dfx_emit *e, const char *op, const char *base, const gp *in, int n, 
       em_fail(e, DFX_EINTERNAL, "gradients: %s in scope '%s' got no input %d", op, e->scope, k);
       return -1;
     }
+  gp mapped[n + 1];
+  for (int k = 0; k < n; k++) {
+    mapped[k] = in[k];
+    if (e->remap) {
+      gp (*remap)(void *, gp) = e->remap;
+      e->remap = NULL;
+      mapped[k] = remap(e->remap_ud, in[k]);
+      e->remap = remap;
+      if (!gp_ok(mapped[k])) return -1;
+    }
+  }
   char full[512];
   snprintf(full, sizeof full, "%s%s", e->scope, base ? base : op);
   char *name = dfx__graph_unique_name(e->g, full);
@@ -66,7 +77,7 @@ int em_node(dfx_emit *e, const char *op, const char *base, const gp *in, int n, 
     return -1;
   }
   for (int k = 0; k < n; k++)
-    if (dfx__graph_add_input(e->g, id, in[k].node, in[k].slot, e->st) != DFX_OK) {
+    if (dfx__graph_add_input(e->g, id, mapped[k].node, mapped[k].slot, e->st) != DFX_OK) {
       em_fail(e, DFX_ENOMEM, "out of memory adding gradient nodes");
       return -1;
     }

@@ -33,6 +33,12 @@ typedef struct dfx_emit {
                           * keeps them in the frame and branch of the gradient they serve */
   dfx_status *st;
   dfx_code err;          /* first error, sticky */
+  /* Inside a loop's gradient, a forward tensor is not visible from the
+   * backward frame: remap (when set) gives the tensor to read instead (a
+   * value popped from the forward pass's stack, an invariant entered into
+   * the backward frame). It is cleared while it runs. */
+  gp (*remap)(void *ud, gp p);
+  void *remap_ud;
 } dfx_emit;
 
 /* An attr for em_node: kinds as in core/attr.h. */
