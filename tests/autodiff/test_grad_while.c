@@ -57,3 +57,54 @@ static const gc_case simple[] = {
 };
 
 Test(grad_while, iterations_and_invariants) { gc_check_all(simple, sizeof simple / sizeof *simple, BOTH, 2); }
+
+/* Nested: the outer loop runs n times, each running an inner loop m times
+ * on z (starting at the outer x) with invariants from both levels: a from
+ * the root (entered twice) and the outer iteration's x itself. */
+#define NESTED(pi)                                                                                         \
+  LOOP_HEAD("o/", "x0", "n", pi, CI_ROOT("o/i0", 0)) ENTER("o/Enter_a", "a", "o/frame", true, pi, TF)      \
+  ENTER("o/Enter_m", "m", "o/frame", true, pi, TI)                                                         \
+  LOOP_HEAD("o/in/", "o/x", "o/Enter_m", pi, CI_CTRL("o/in/i0", 0, "o/x"))                                 \
+  ENTER("o/in/Enter_a", "o/Enter_a", "o/in/frame", true, pi, TF)                                           \
+  ENTER("o/in/Enter_b", "o/x", "o/in/frame", true, pi, TF) N2("o/in/xa", "Mul", "o/in/x", "o/in/Enter_a")  \
+  N1("o/in/th", "Tanh", "o/in/xa") N2("o/in/xb", "Mul", "o/in/x", "o/in/Enter_b")                          \
+  N2("o/in/xn", "AddV2", "o/in/th", "o/in/xb") N2("o/xm", "Mul", "o/in/Exit_x", "o/Enter_a")               \
+  N1("o/xn", "Tanh", "o/xm") N1("y", "Identity", "o/Exit_x")
+
+#define NCASE(label, pi, n, m)                                                                             \
+  {label, NESTED(pi), "y", 4,                                                                              \
+   {{"x0", S2(2, 2)}, {"a", S2(2, 2), 0.5, 1.5}, {"n", S0, n, n, false, true}, {"m", S0, m, m, false, true}}}
+
+static const gc_case nested[] = {
+    NCASE("nested 3 x 2, parallel 10", 10, 3, 2), NCASE("nested 2 x 3, parallel 1", 1, 2, 3),
+    NCASE("nested, inner 0 iterations", 10, 2, 0), NCASE("nested, outer 0 iterations", 10, 0, 2),
+};
+
+Test(grad_while, nested_with_invariants_at_each_level) {
+  gc_check_all(nested, sizeof nested / sizeof *nested, BOTH, 2);
+}
+
+/* A cond in the body: x <- tanh(x a) when sum(x) > 0, else sin(x) a; the
+ * backward loop must pop the branch values only in the iterations that
+ * pushed them. */
+#define AXES(name, ctrl) \
+  "node { name: \"" name "\" op: \"Const\" input: \"^" ctrl "\" attr { key: \"dtype\" value { type: DT_INT32 } }" \
+  " attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 0 int_val: 1 } } } }\n"
+#define COND_LOOP(pi)                                                                                      \
+  LOOP_HEAD("w/", "x0", "n", pi, CI_ROOT("w/i0", 0)) ENTER("w/Enter_a", "a", "w/frame", true, pi, TF)      \
+  AXES("w/ax", "w/x") NX("w/s", "Sum", IN("w/x") IN("w/ax"), "")                                           \
+  "node { name: \"w/z\" op: \"ZerosLike\"" IN("w/s") AT("T") " }\n"                                        \
+  "node { name: \"w/pred\" op: \"Greater\"" IN("w/s") IN("w/z") AT("T") " }\n"                             \
+  SWITCH("w/c/sx", "w/x", "w/pred", TF) SWITCH("w/c/sa", "w/Enter_a", "w/pred", TF)                        \
+  N2("w/c/ta", "Mul", "w/c/sx:1", "w/c/sa:1") N1("w/c/t", "Tanh", "w/c/ta")                                \
+  N1("w/c/fs", "Sin", "w/c/sx:0") N2("w/c/f", "Mul", "w/c/fs", "w/c/sa:0")                                 \
+  MERGE("w/xn", "w/c/f", "w/c/t", TF) N1("y", "Identity", "w/Exit_x")
+
+static const gc_case cond_loop[] = {
+    {"cond in loop, 6 iterations, parallel 10", COND_LOOP(10), "y", 3,
+     {{"x0", S2(2, 2)}, {"a", S2(2, 2), -1.5, 1.5}, {"n", S0, 6, 6, false, true}}},
+    {"cond in loop, 6 iterations, parallel 1", COND_LOOP(1), "y", 3,
+     {{"x0", S2(2, 2)}, {"a", S2(2, 2), -1.5, 1.5}, {"n", S0, 6, 6, false, true}}},
+};
+
+Test(grad_while, cond_inside_loop) { gc_check_all(cond_loop, 2, BOTH, 2); }
