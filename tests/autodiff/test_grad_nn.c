@@ -42,3 +42,28 @@ static const gc_case xent[] = {
 };
 
 Test(grad_nn, cross_entropy_bias) { gc_check_all(xent, sizeof xent / sizeof *xent, BOTH, 2); }
+
+/* Convolution and pooling: their gradients use the backprop kernels
+ * (kernels/conv/conv_grad.c for the filter and pooling ones), checked here
+ * against central differences of the forward kernels. */
+#define CONV(label, op, xs, fs, strides, pad, df)                                                          \
+  {label, NX("y", op, IN("x") IN("f"), AIL("strides", strides) AS("padding", pad) AS("data_format", df)), \
+   "y", 2, {{"x", xs}, {"f", fs}}}
+#define POOL(label, op, xs, k, strides, pad, df)                                                           \
+  {label, NX("y", op, IN("x"), AIL("ksize", k) AIL("strides", strides) AS("padding", pad) AS("data_format", df)), \
+   "y", 1, {{"x", xs}}}
+static const gc_case conv[] = {
+    CONV("Conv2D VALID", "Conv2D", S4(2, 5, 4, 3), S4(3, 2, 3, 2), "i: 1 i: 1 i: 1 i: 1", "VALID", "NHWC"),
+    CONV("Conv2D SAME stride 2", "Conv2D", S4(1, 5, 5, 2), S4(3, 3, 2, 3), "i: 1 i: 2 i: 2 i: 1", "SAME", "NHWC"),
+    CONV("Depthwise SAME", "DepthwiseConv2dNative", S4(1, 4, 4, 2), S4(3, 3, 2, 2), "i: 1 i: 1 i: 1 i: 1", "SAME",
+         "NHWC"),
+    CONV("Depthwise VALID stride 2", "DepthwiseConv2dNative", S4(2, 5, 5, 3), S4(2, 2, 3, 1), "i: 1 i: 2 i: 2 i: 1",
+         "VALID", "NHWC"),
+    POOL("MaxPool VALID", "MaxPool", S4(2, 4, 4, 2), "i: 1 i: 2 i: 2 i: 1", "i: 1 i: 2 i: 2 i: 1", "VALID", "NHWC"),
+    POOL("MaxPool SAME overlapping", "MaxPool", S4(1, 5, 5, 2), "i: 1 i: 3 i: 3 i: 1", "i: 1 i: 2 i: 2 i: 1", "SAME",
+         "NHWC"),
+    POOL("AvgPool SAME", "AvgPool", S4(1, 5, 5, 2), "i: 1 i: 3 i: 3 i: 1", "i: 1 i: 2 i: 2 i: 1", "SAME", "NHWC"),
+    POOL("AvgPool VALID", "AvgPool", S4(2, 4, 6, 1), "i: 1 i: 2 i: 3 i: 1", "i: 1 i: 2 i: 3 i: 1", "VALID", "NHWC"),
+};
+
+Test(grad_nn, conv_and_pool) { gc_check_all(conv, sizeof conv / sizeof *conv, BOTH, 2); }
