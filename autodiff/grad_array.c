@@ -88,13 +88,23 @@ static void g_slice(dfx_emit *e, int node, const gp *dy, gp *dx) {
   dx[0] = pad_to(e, dy[0], begin, after);
 }
 
+/* StridedSlice: the same slice taken of x's flat element indices says
+ * where each element of dy came from; dy is scatter-added there (all masks,
+ * negative strides and shrink/new axes included, with no kernel of its
+ * own). */
 static void g_stridedslice(dfx_emit *e, int node, const gp *dy, gp *dx) {
-  gp in[5] = {em_shape(e, X0, em_dtype(e, X1)), X1, gin(e, node, 2), gin(e, node, 3), dy[0]};
-  em_attr a[2] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_TYPE("Index", em_dtype(e, X1))};
-  int s = em_node(e, "StridedSliceGrad", NULL, in, 5, a, 2);
+  gp x = X0, zero = em_scalar(e, DFX_I32, 0), one = em_scalar(e, DFX_I32, 1);
+  gp size = em_size(e, x), flat = em_ivec(e, DFX_I32, (int64_t[]){-1}, 1);
+  gp idx = em_reshape(e, em_range(e, zero, size, one), em_shape(e, x, DFX_I32));
+  gp in[4] = {idx, X1, gin(e, node, 2), gin(e, node, 3)};
+  em_attr a[2] = {EA_TYPE("T", DFX_I32), EA_TYPE("Index", em_dtype(e, X1))};
+  int s = em_node(e, "StridedSlice", NULL, in, 4, a, 2);
   static const char *const masks[] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"};
   for (int k = 0; k < 5; k++) em_copy_attr(e, s, node, masks[k]);
-  if (s >= 0) dx[0] = (gp){s, 0};
+  if (s < 0) return;
+  gp in_u[3] = {em_reshape(e, dy[0], flat), em_reshape(e, (gp){s, 0}, flat), size};
+  em_attr ua[3] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_TYPE("Tindices", DFX_I32), EA_TYPE("Tnumsegments", DFX_I32)};
+  dx[0] = em_reshape(e, em_op(e, "UnsortedSegmentSum", in_u, 3, ua, 3), em_shape(e, x, DFX_I32));
 }
 
 /* Pad: slice the input's window back out of dy. */

@@ -37,6 +37,14 @@ static const gc_case cases[] = {
      {{"x", S2(3, 2)}}},
     {"Slice", CIV("b", 2, IV(1) IV(0)) CIV("n", 2, IV(2) IV(-1)) NX("y", "Slice", IN("x") IN("b") IN("n"), TIDX("Index")),
      "y", 1, {{"x", S2(4, 3)}}},
+    {"StridedSlice stride 2", CIV("b", 2, IV(0) IV(1)) CIV("e", 2, IV(3) IV(4)) CIV("s", 2, IV(2) IV(1))
+     NX("y", "StridedSlice", IN("x") IN("b") IN("e") IN("s"), TIDX("Index")), "y", 1, {{"x", S2(4, 4)}}},
+    {"StridedSlice negative stride, shrink axis", CIV("b", 2, IV(-1) IV(2)) CIV("e", 2, IV(0) IV(3)) CIV("s", 2, IV(-1) IV(1))
+     NX("y", "StridedSlice", IN("x") IN("b") IN("e") IN("s"), TIDX("Index") AI("end_mask", 1) AI("shrink_axis_mask", 2)),
+     "y", 1, {{"x", S2(3, 4)}}},
+    {"StridedSlice new axis and begin mask", CIV("b", 2, IV(0) IV(1)) CIV("e", 2, IV(0) IV(3)) CIV("s", 2, IV(1) IV(1))
+     NX("y", "StridedSlice", IN("x") IN("b") IN("e") IN("s"), TIDX("Index") AI("new_axis_mask", 1)), "y", 1,
+     {{"x", S1(5)}}},
     {"Pad", CIM("p", 2, 2, IV(1) IV(0) IV(2) IV(1)) NX("y", "Pad", IN("x") IN("p"), TIDX("Tpaddings")), "y", 1,
      {{"x", S2(2, 3)}}},
     {"Tile", CIV("m", 2, IV(2) IV(3)) NX("y", "Tile", IN("x") IN("m"), TIDX("Tmultiples")), "y", 1, {{"x", S2(2, 2)}}},
