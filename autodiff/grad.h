@@ -27,6 +27,7 @@ extern const dfx_grad_def dfx__grad_math[];
 extern const dfx_grad_def dfx__grad_nn[];
 extern const dfx_grad_def dfx__grad_array[];
 extern const dfx_grad_def dfx__grad_ta[];
+extern const dfx_grad_def dfx__grad_extra[];
 
 /* The row for op, or NULL when no table lists it. */
 const dfx_grad_def *dfx__grad_find(const char *op);

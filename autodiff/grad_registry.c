@@ -5,7 +5,7 @@
 
 #include "grad.h"
 
-static const dfx_grad_def *const tables[] = {dfx__grad_math, dfx__grad_nn, dfx__grad_array, dfx__grad_ta};
+static const dfx_grad_def *const tables[] = {dfx__grad_math, dfx__grad_nn, dfx__grad_array, dfx__grad_ta, dfx__grad_extra};
 
 const dfx_grad_def *dfx__grad_find(const char *op) {
   for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
