@@ -129,30 +129,50 @@ static void g_tile(dfx_emit *e, int node, const gp *dy, gp *dx) {
   dx[0] = em_reshape(e, em_sum(e, em_reshape(e, dy[0], split_shape), axes, false), em_shape(e, X0, DFX_I32));
 }
 
-/* GatherV2 along axis 0 (and Gather): scatter-add dy rows into the params'
- * first dimension. */
+/* GatherV2 (and Gather, axis 0): scatter-add the rows of dy into the
+ * params' gathered axis. For axis a > 0 the index dims of dy are first
+ * moved to the front and the result moved back; every rank is taken from
+ * the tensors at run time, so only the axis must be a constant. */
+static gp slice1(dfx_emit *e, gp v, gp begin, gp size) {
+  gp in[3] = {v, em_reshape(e, begin, em_ivec(e, DFX_I32, (int64_t[]){1}, 1)),
+              em_reshape(e, size, em_ivec(e, DFX_I32, (int64_t[]){1}, 1))};
+  em_attr a[2] = {EA_TYPE("T", DFX_I32), EA_TYPE("Index", DFX_I32)};
+  return em_op(e, "Slice", in, 3, a, 2);
+}
+
+static gp transpose(dfx_emit *e, gp x, gp perm) {
+  gp in[2] = {x, perm};
+  em_attr a[2] = {EA_TYPE("T", em_dtype(e, x)), EA_TYPE("Tperm", DFX_I32)};
+  return em_op(e, "Transpose", in, 2, a, 2);
+}
+
 static void gather_grad(dfx_emit *e, int node, const gp *dy, gp *dx, int64_t axis) {
-  if (axis != 0) {
-    em_fail(e, DFX_EUNIMPL, "Node '%s' (%s): gradient only along axis 0 (axis is %lld)", e->g->nodes[node].name,
-            e->g->nodes[node].op, (long long)axis);
-    return;
-  }
   gp params = X0, idx = X1;
-  gp pshape = em_shape(e, params, DFX_I32);
-  int64_t one = 1, end = 0, st1 = 1;
-  gp in_tail[4] = {pshape, em_ivec(e, DFX_I32, &one, 1), em_ivec(e, DFX_I32, &end, 1), em_ivec(e, DFX_I32, &st1, 1)};
-  em_attr sa[3] = {EA_TYPE("T", DFX_I32), EA_TYPE("Index", DFX_I32), EA_INT("end_mask", 1)};
-  gp tail = em_op(e, "StridedSlice", in_tail, 4, sa, 3);
-  gp head[2] = {em_reshape(e, em_size(e, idx), em_ivec(e, DFX_I32, &one, 1)), tail};
-  gp values = em_reshape(e, dy[0], em_concat(e, head, 2, em_scalar(e, DFX_I32, 0)));
+  gp zero = em_scalar(e, DFX_I32, 0), one = em_scalar(e, DFX_I32, 1), minus1 = em_scalar(e, DFX_I32, -1);
+  gp pshape = em_shape(e, params, DFX_I32), prank = em_size(e, pshape);
+  gp a = BIN("FloorMod", em_scalar(e, DFX_I32, (double)axis), prank);
+  gp a1 = BIN("AddV2", a, one);
+  gp ni = em_rank(e, idx), dyrank = em_rank(e, dy[0]);
+  /* dy with the index dims first: [I..., outer..., inner...] */
+  gp p_parts[3] = {em_range(e, a, BIN("AddV2", a, ni), one), em_range(e, zero, a, one),
+                   em_range(e, BIN("AddV2", a, ni), dyrank, one)};
+  gp moved = transpose(e, dy[0], em_concat(e, p_parts, 3, zero));
+  gp outer = slice1(e, pshape, zero, a), inner = slice1(e, pshape, a1, minus1);
+  gp v_parts[3] = {em_reshape(e, em_size(e, idx), em_ivec(e, DFX_I32, (int64_t[]){1}, 1)), outer, inner};
+  gp values = em_reshape(e, moved, em_concat(e, v_parts, 3, zero));
   gp flat_idx = em_reshape(e, idx, em_ivec(e, DFX_I32, (int64_t[]){-1}, 1));
-  em_attr ga[3] = {EA_TYPE("Tparams", DFX_I32), EA_TYPE("Tindices", DFX_I32), EA_TYPE("Taxis", DFX_I32)};
-  gp in_n[3] = {pshape, em_scalar(e, DFX_I32, 0), em_scalar(e, DFX_I32, 0)};
-  gp rows = em_op(e, "GatherV2", in_n, 3, ga, 3);
+  gp rows = em_reshape(e, slice1(e, pshape, a, one), em_ivec(e, DFX_I32, NULL, 0));
   gp in[3] = {values, flat_idx, em_cast(e, rows, em_dtype(e, flat_idx))};
   em_attr ua[3] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_TYPE("Tindices", em_dtype(e, flat_idx)),
                    EA_TYPE("Tnumsegments", em_dtype(e, flat_idx))};
-  dx[0] = em_op(e, "UnsortedSegmentSum", in, 3, ua, 3);
+  gp summed = em_op(e, "UnsortedSegmentSum", in, 3, ua, 3); /* [p_a, outer..., inner...] */
+  if (axis == 0) {
+    dx[0] = summed;
+    return;
+  }
+  gp b_parts[3] = {em_range(e, one, a1, one), em_reshape(e, zero, em_ivec(e, DFX_I32, (int64_t[]){1}, 1)),
+                   em_range(e, a1, prank, one)};
+  dx[0] = transpose(e, summed, em_concat(e, b_parts, 3, zero));
 }
 static void g_gatherv2(dfx_emit *e, int node, const gp *dy, gp *dx) {
   const dfx_node *n = &e->g->nodes[node];

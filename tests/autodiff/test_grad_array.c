@@ -54,6 +54,12 @@ static const gc_case cases[] = {
     {"GatherV2 matrix indices", CIM("i", 2, 2, IV(1) IV(1) IV(0) IV(2)) CIS("a", 0)
      "node { name: \"y\" op: \"GatherV2\"" IN("x") IN("i") IN("a") AT("Tparams") TIDX("Tindices") TIDX("Taxis") " }\n",
      "y", 1, {{"x", S1(3)}}},
+    {"GatherV2 axis 1, matrix indices", CIM("i", 2, 2, IV(2) IV(0) IV(2) IV(1)) CIS("a", 1)
+     "node { name: \"y\" op: \"GatherV2\"" IN("x") IN("i") IN("a") AT("Tparams") TIDX("Tindices") TIDX("Taxis") " }\n",
+     "y", 1, {{"x", S3(2, 3, 2)}}},
+    {"GatherV2 axis -1", CIV("i", 3, IV(1) IV(1) IV(0)) CIS("a", -1)
+     "node { name: \"y\" op: \"GatherV2\"" IN("x") IN("i") IN("a") AT("Tparams") TIDX("Tindices") TIDX("Taxis") " }\n",
+     "y", 1, {{"x", S2(3, 2)}}},
     {"Select", "node { name: \"c\" op: \"Greater\"" IN("x") IN("z") AT("T") " }\n" NX("y", "Select", IN("c") IN("x") IN("z"), ""),
      "y", 2, {{"x", S2(2, 3)}, {"z", S2(2, 3)}}},
     {"SelectV2 broadcasting", "node { name: \"c\" op: \"Greater\"" IN("x") IN("z") AT("T") " }\n"
