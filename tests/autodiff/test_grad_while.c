@@ -4,6 +4,9 @@
  * loops with invariants at each level, a cond inside a loop, and
  * parallel_iterations 1 and 10. The iteration count is a fed int32 n. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "eutil.h"
 #include "gcheck.h"
@@ -108,3 +111,48 @@ static const gc_case cond_loop[] = {
 };
 
 Test(grad_while, cond_inside_loop) { gc_check_all(cond_loop, 2, BOTH, 2); }
+
+/* Allocation failure at every step of differentiating the nested loop (the
+ * backward loops, stacks and accumulators): DFX_ENOMEM and no leak each
+ * time, until it succeeds. */
+Test(grad_while, out_of_memory_at_every_allocation) {
+  static const char body[] = NESTED(10);
+  const char *ph = "node { name: \"x0\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_DOUBLE } } }\n"
+                   "node { name: \"a\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_DOUBLE } } }\n"
+                   "node { name: \"n\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT32 } } }\n"
+                   "node { name: \"m\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_INT32 } } }\n";
+  size_t cap = sizeof body * 2 + strlen(ph) + 1, o = 0;
+  char *text = malloc(cap);
+  o += (size_t)snprintf(text, cap, "%s", ph);
+  for (const char *p = body; *p; p++) {
+    if (p[0] == '$' && p[1] == 'T') {
+      o += (size_t)snprintf(text + o, cap - o, "DT_DOUBLE");
+      p++;
+    } else {
+      text[o++] = *p;
+    }
+  }
+  text[o] = 0;
+  dfx_graph *g = eu_graph(text);
+  free(text);
+  dfx_port yp = {"y", 0}, xs[2] = {{"x0", 0}, {"a", 0}};
+  bool ok = false;
+  for (long long n = 1; n < 100000 && !ok; n += 1 + n / 64) {
+    char *dx[2] = {(char *)"junk", (char *)"junk"};
+    dfx_graph *gg = NULL;
+    eu_alloc.fail_at = eu_alloc.n_allocs + n;
+    dfx_code c = dfx_graph_gradients(g, &yp, 1, xs, 2, NULL, NULL, &gg, dx, NULL);
+    eu_alloc.fail_at = 0;
+    if (c == DFX_OK) {
+      ok = true;
+      dfx_free(dx[0]);
+      dfx_free(dx[1]);
+      dfx_graph_free(gg);
+      break;
+    }
+    cr_assert_eq(c, DFX_ENOMEM, "allocation %lld: %s", n, dfx_code_name(c));
+    cr_assert(!gg && !dx[0] && !dx[1]);
+  }
+  cr_assert(ok);
+  dfx_graph_free(g);
+}

@@ -164,3 +164,32 @@ Test(gradients, grad_ys_dtype_checked) {
   dfx_status_free(st);
   dfx_graph_free(g);
 }
+
+/* Allocation failure at every step of differentiating a loop graph: each
+ * failing allocation gives DFX_ENOMEM, no output, and no leak (the
+ * teardown's check), until the first N that succeeds. */
+Test(gradients, out_of_memory_at_every_allocation, .timeout = 240) {
+  dfx_graph *g = eu_graph(GT_PLACEHOLDER("a", "DT_FLOAT") GT_PLACEHOLDER("b", "DT_FLOAT")
+                          GT_OP2("m", "Mul", "a", "b", "DT_FLOAT", "") GT_OP1("t", "Tanh", "m", "DT_FLOAT", "")
+                          GT_OP2("y", "AddV2", "t", "a", "DT_FLOAT", ""));
+  dfx_port yp = {"y", 0}, xs[2] = {{"a", 0}, {"b", 0}};
+  bool ok = false;
+  for (long long n = 1; n < 20000 && !ok; n++) {
+    char *dx[2] = {(char *)"junk", (char *)"junk"};
+    dfx_graph *gg = NULL;
+    eu_alloc.fail_at = eu_alloc.n_allocs + n;
+    dfx_code c = dfx_graph_gradients(g, &yp, 1, xs, 2, NULL, NULL, &gg, dx, NULL);
+    eu_alloc.fail_at = 0;
+    if (c == DFX_OK) {
+      ok = true;
+      dfx_free(dx[0]);
+      dfx_free(dx[1]);
+      dfx_graph_free(gg);
+      break;
+    }
+    cr_assert_eq(c, DFX_ENOMEM, "allocation %lld: %s", n, dfx_code_name(c));
+    cr_assert(!gg && !dx[0] && !dx[1]);
+  }
+  cr_assert(ok);
+  dfx_graph_free(g);
+}
