@@ -282,6 +282,14 @@ static dfx_code run_walk(walk *w, const dfx_graph_port *ys, int n_ys, const dfx_
   }
   dfx__free(queue);
   if (c != DFX_OK) return c;
+  /* A node still owed a gradient sits on a cycle the walk cannot order (a
+   * loop not in TF1's lowering): better an error than a silently partial
+   * gradient. */
+  for (int v = 0; v < w->n_fwd; v++)
+    if (w->between[v] && w->pending[v] > 0)
+      return em_fail(&w->e, DFX_EUNIMPL,
+                     "Node '%s' (%s): its gradient waits on a cycle that is not a TF1 while loop; cannot differentiate",
+                     w->g->nodes[v].name, w->g->nodes[v].op);
   dfx__grad_loop_finish(w);
   if ((c = enter_context(w, 0)) != DFX_OK || w->e.err != DFX_OK) return w->e.err;
   snprintf(w->scope, sizeof w->scope, "%s/", w->prefix);
