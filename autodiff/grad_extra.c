@@ -138,6 +138,82 @@ static void g_conv_transpose(dfx_emit *e, int node, const gp *dy, gp *dx) {
   if (a >= 0 && b >= 0) dx[1] = (gp){a, 0}, dx[2] = (gp){b, 0};
 }
 
+static void g_polygamma(dfx_emit *e, int node, const gp *dy, gp *dx) { /* d/dx psi^(n)(x) = psi^(n+1)(x) */
+  gp a = X0;
+  dx[1] = BIN("Mul", dy[0], BIN("Polygamma", BIN("AddV2", a, em_ones_like(e, a)), X1));
+}
+
+/* dy with two trailing unit dims, to scale matrices. */
+static gp expand2(dfx_emit *e, gp x) {
+  gp m1 = em_scalar(e, DFX_I32, -1);
+  em_attr a[2] = {EA_TYPE("T", em_dtype(e, x)), EA_TYPE("Tdim", DFX_I32)};
+  gp in1[2] = {x, m1};
+  gp once = em_op(e, "ExpandDims", in1, 2, a, 2);
+  gp in2[2] = {once, m1};
+  return em_op(e, "ExpandDims", in2, 2, a, 2);
+}
+static gp inverse_t(dfx_emit *e, gp m) { /* A^-T */
+  em_attr a[2] = {EA_TYPE("T", em_dtype(e, m)), EA_BOOL("adjoint", true)};
+  return em_op(e, "MatrixInverse", &m, 1, a, 2);
+}
+/* d det(A) = det(A) A^-T; d log|det A| = A^-T. */
+static void g_matrix_determinant(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  dx[0] = BIN("Mul", expand2(e, BIN("Mul", dy[0], Y0)), inverse_t(e, X0));
+}
+static void g_log_matrix_determinant(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  dx[0] = BIN("Mul", expand2(e, dy[1]), inverse_t(e, X0));
+}
+
+static void g_matrix_band_part(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  gp in[3] = {dy[0], X1, gin(e, node, 2)};
+  em_attr a[2] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_TYPE("Tindex", em_dtype(e, X1))};
+  dx[0] = em_op(e, "MatrixBandPart", in, 3, a, 2);
+}
+
+/* DynamicStitch(indices[N], data[N]): data k's gradient gathers dy at its
+ * indices (an index stitched twice keeps the later one, so the earlier
+ * one's gradient is not masked: indices are assumed distinct). */
+static void g_dynamic_stitch(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  int n = e->g->nodes[node].n_in / 2;
+  em_attr a[3] = {EA_TYPE("Tparams", em_dtype(e, dy[0])), EA_TYPE("Tindices", DFX_I32), EA_TYPE("Taxis", DFX_I32)};
+  for (int k = 0; k < n; k++) {
+    gp in[3] = {dy[0], gin(e, node, k), em_scalar(e, DFX_I32, 0)};
+    dx[n + k] = em_op(e, "GatherV2", in, 3, a, 3);
+  }
+}
+
+/* DynamicPartition: stitch the outputs' gradients back by the positions
+ * each partition took. */
+static void g_dynamic_partition(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  int n = e->g->nodes[node].n_out;
+  gp parts = X1, zero = em_scalar(e, DFX_I32, 0), one = em_scalar(e, DFX_I32, 1);
+  gp pos = em_reshape(e, em_range(e, zero, em_size(e, parts), one), em_shape(e, parts, DFX_I32));
+  gp in_p[2] = {pos, parts};
+  em_attr pa[2] = {EA_TYPE("T", DFX_I32), EA_INT("num_partitions", n)};
+  int p = em_node(e, "DynamicPartition", NULL, in_p, 2, pa, 2);
+  if (p < 0) return;
+  gp in[2 * n];
+  for (int k = 0; k < n; k++) in[k] = (gp){p, k}, in[n + k] = dy[k];
+  em_attr sa[2] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_INT("N", n)};
+  gp flat = em_op(e, "DynamicStitch", in, 2 * n, sa, 2);
+  /* partitions may have fewer dims than data: rows keep the data's tail */
+  gp dshape = em_shape(e, X0, DFX_I32);
+  dx[0] = em_reshape(e, flat, dshape);
+}
+
+static void g_scatter_nd(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  gp in[2] = {dy[0], X0};
+  em_attr a[2] = {EA_TYPE("Tparams", em_dtype(e, dy[0])), EA_TYPE("Tindices", em_dtype(e, X0))};
+  dx[1] = em_op(e, "GatherNd", in, 2, a, 2);
+}
+
+static void g_sparse_dense_add(dfx_emit *e, int node, const gp *dy, gp *dx) {
+  gp in[2] = {dy[0], X0};
+  em_attr a[2] = {EA_TYPE("Tparams", em_dtype(e, dy[0])), EA_TYPE("Tindices", em_dtype(e, X0))};
+  dx[1] = em_op(e, "GatherNd", in, 2, a, 2);
+  dx[3] = em_ident(e, dy[0]);
+}
+
 const dfx_grad_def dfx__grad_extra[] = {
     {"UnsortedSegmentSum", g_segment_sum}, {"SegmentSum", g_segment_sum}, {"Roll", g_roll},
     {"DepthToSpace", g_depth_to_space}, {"SpaceToDepth", g_space_to_depth}, {"SpaceToBatchND", g_space_to_batch},
@@ -145,6 +221,10 @@ const dfx_grad_def dfx__grad_extra[] = {
     {"MatrixDiag", g_matrix_diag}, {"MatrixDiagPart", g_matrix_diag_part}, {"MatrixSetDiag", g_matrix_set_diag},
     {"GatherNd", g_gather_nd}, {"ReverseSequence", g_reverse_sequence}, {"Cumprod", g_cumprod},
     {"Cross", g_cross}, {"MatrixInverse", g_matrix_inverse}, {"Lgamma", g_lgamma}, {"Digamma", g_digamma},
-    {"CheckNumerics", g_check_numerics}, {"Conv2DBackpropInput", g_conv_transpose},
+    {"CheckNumerics", g_check_numerics}, {"Conv2DBackpropInput", g_conv_transpose}, {"Polygamma", g_polygamma},
+    {"MatrixDeterminant", g_matrix_determinant}, {"LogMatrixDeterminant", g_log_matrix_determinant},
+    {"MatrixBandPart", g_matrix_band_part}, {"DynamicStitch", g_dynamic_stitch},
+    {"ParallelDynamicStitch", g_dynamic_stitch}, {"DynamicPartition", g_dynamic_partition},
+    {"ScatterNd", g_scatter_nd}, {"SparseTensorDenseAdd", g_sparse_dense_add},
     {NULL, NULL},
 };

@@ -44,6 +44,25 @@ static const gc_case cases[] = {
     {"Conv2DBackpropInput (conv2d_transpose)", CIV("sz", 4, IV(1) IV(5) IV(5) IV(2))
      NX("y", "Conv2DBackpropInput", IN("sz") IN("f") IN("x"), AIL("strides", "i: 1 i: 2 i: 2 i: 1") AS("padding", "SAME")),
      "y", 2, {{"f", S4(3, 3, 2, 3)}, {"x", S4(1, 3, 3, 3)}}},
+    {"Polygamma", "node { name: \"one\" op: \"OnesLike\"" IN("x") AT("T") " }\n" N2("y", "Polygamma", "one", "x"), "y", 1,
+     {{"x", S1(3), 0.5, 3}}},
+    {"MatrixDeterminant", N1("y", "MatrixDeterminant", "x"), "y", 1, {{"x", S3(2, 3, 3), 1, 3}}},
+    {"LogMatrixDeterminant", N1("d", "LogMatrixDeterminant", "x") N1("y", "Identity", "d:1"), "y", 1,
+     {{"x", S2(3, 3), 1, 3}}},
+    {"MatrixBandPart", CIS("lo", 1) CIS("up", 0) NX("y", "MatrixBandPart", IN("x") IN("lo") IN("up"), TI("Tindex")), "y", 1,
+     {{"x", S2(3, 4)}}},
+    {"DynamicStitch", CIV("i0", 2, IV(0) IV(2)) CIV("i1", 2, IV(1) IV(3))
+     "node { name: \"y\" op: \"DynamicStitch\"" IN("i0") IN("i1") IN("a") IN("b") AT("T") AI("N", 2) " }\n", "y", 2,
+     {{"a", S2(2, 2)}, {"b", S2(2, 2)}}},
+    {"DynamicPartition", CIV("p", 4, IV(1) IV(0) IV(1) IV(1))
+     "node { name: \"d\" op: \"DynamicPartition\"" IN("x") IN("p") AT("T") AI("num_partitions", 2) " }\n"
+     N2("y", "Mul", "d:1", "d:1"), "y", 1, {{"x", S2(4, 2)}}},
+    {"ScatterNd", CIM("i", 2, 1, IV(3) IV(1)) CIV("s", 2, IV(4) IV(2))
+     "node { name: \"y\" op: \"ScatterNd\"" IN("i") IN("u") IN("s") AT("T") TI("Tindices") " }\n", "y", 1,
+     {{"u", S2(2, 2)}}},
+    {"SparseTensorDenseAdd", CIM("i", 2, 2, IV(0) IV(1) IV(2) IV(0)) CIV("s", 2, IV(3) IV(2))
+     "node { name: \"y\" op: \"SparseTensorDenseAdd\"" IN("i") IN("v") IN("s") IN("b") AT("T") TI("Tindices") " }\n", "y", 2,
+     {{"v", S1(2)}, {"b", S2(3, 2)}}},
 };
 
 Test(grad_extra, less_common_ops) { gc_check_all(cases, sizeof cases / sizeof *cases, BOTH, 2); }
