@@ -1,5 +1,5 @@
 /* gradients.c - the backward walk of reverse-mode differentiation, as
- * tf.gradients does it (Abadi et al., TF1 gradients_impl):
+ * TensorFlow 1's tf.gradients does it:
  *
  *  1. reached: nodes reachable from the xs forward along tensors that can
  *     carry a gradient (float and complex dtypes);
