@@ -92,10 +92,10 @@ static void g_reverse_sequence(dfx_emit *e, int node, const gp *dy, gp *dx) {
  * formula (x must have no zeros). */
 static void g_cumprod(dfx_emit *e, int node, const gp *dy, gp *dx) {
   const dfx_node *n = &e->g->nodes[node];
+  bool exclusive = dfx__attr_bool(n, "exclusive", false), reverse = dfx__attr_bool(n, "reverse", false);
   gp in[2] = {BIN("Mul", Y0, dy[0]), X1};
-  em_attr a[4] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_TYPE("Tidx", em_dtype(e, X1)),
-                  EA_BOOL("exclusive", dfx__attr_bool(n, "exclusive", false)),
-                  EA_BOOL("reverse", !dfx__attr_bool(n, "reverse", false))};
+  em_attr a[4] = {EA_TYPE("T", em_dtype(e, dy[0])), EA_TYPE("Tidx", em_dtype(e, X1)), EA_BOOL("exclusive", exclusive),
+                  EA_BOOL("reverse", !reverse)};
   dx[0] = BIN("RealDiv", em_op(e, "Cumsum", in, 2, a, 4), X0);
 }
 

@@ -265,10 +265,12 @@ static gp history(walk *w, loopst *L, gp t, bool use_live) {
   }
   add_ctrl(w, L->fsync, push);
   raw_end(w, s);
+  if (w->e.err != DFX_OK) return GP_NONE;
   /* the handle in the backward frame */
   int save_cur = w->cur_frame;
   gp h_outer = P == 0 ? stack : remap_at(w, P, stack, false);
   w->cur_frame = save_cur;
+  if (!gp_ok(h_outer)) return GP_NONE;
   gp h_b = enter_const(w, L, stack, h_outer);
   s = raw_begin(w, -1);
   em_attr oa = EA_TYPE("elem_type", dt);
@@ -288,13 +290,14 @@ static gp history(walk *w, loopst *L, gp t, bool use_live) {
 }
 
 static bool is_const_enter(const walk *w, int id) {
+  if (id < 0 || id >= w->n_fwd) return false;
   const dfx_node *n = &w->g->nodes[id];
-  return id < w->n_fwd && n->ctrl == DFX_CTRL_ENTER && dfx__attr_bool(n, "is_constant", false);
+  return n->ctrl == DFX_CTRL_ENTER && dfx__attr_bool(n, "is_constant", false);
 }
 
 /* What the backward frame of forward frame F reads for forward tensor p. */
 static gp remap_at(walk *w, int F, gp p, bool use_live) {
-  if (F <= 0) return p;
+  if (F <= 0 || !gp_ok(p)) return p;
   int f = dfx__walk_side(w, p.node);
   if (f == -2) return p;
   loopst *L = dfx__loop_get(w, F);

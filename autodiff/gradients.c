@@ -196,13 +196,17 @@ static dfx_code backprop_node(walk *w, int v, bool phase2) {
     dfx__grad_loop_switch2(w, v, aggregate(w, gout(v, 1)));
     return e->err;
   }
+  /* Emitting (a loop's setup, an AddN) may move the node array: n is
+   * re-read after each call that adds nodes. */
+  n = &w->g->nodes[v];
   bool loop_switch = n->ctrl == DFX_CTRL_SWITCH && dfx__is_loop_switch(w->g, v);
+  bool is_exit = n->ctrl == DFX_CTRL_EXIT;
   for (int k = 0; k < n_out; k++) {
     dy[k] = loop_switch && k == 1 ? GP_NONE : aggregate(w, gout(v, k));
     has_grad |= gp_ok(dy[k]);
   }
   if (e->err != DFX_OK) return e->err;
-  if (n->ctrl == DFX_CTRL_EXIT && !has_grad && w->between[v] == 2) {
+  if (is_exit && !has_grad && w->between[v] == 2) {
     dy[0] = em_zeros_like(e, gout(v, 0));
     has_grad = gp_ok(dy[0]);
   }
