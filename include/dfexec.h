@@ -397,6 +397,28 @@ DFX_API void dfx_optimize_report_free(dfx_optimize_report *r);
  * end. purpose and in_default may be NULL. */
 DFX_API const char *dfx_optimize_pass(int i, const char **purpose, int *in_default);
 
+/* ---- gradients ---------------------------------------------------------- */
+
+/* Reverse-mode differentiation, with tf.gradients' semantics: a new graph
+ * holding g and the nodes that compute, for each x in xs, the gradient of
+ * sum(ys) with respect to x (docs/autodiff.md). grad_ys (NULL, or n_ys
+ * ports; a port with node NULL means "ones") are the initial gradients of
+ * the ys, tensors of g with the ys' shapes. New nodes are named under
+ * `prefix` ("gradients" when NULL or ""), made unique. Gradients of a tensor
+ * reaching several consumers are summed with AddN; StopGradient blocks
+ * them; an op on the path without a gradient function fails (DFX_EUNIMPL,
+ * naming the node and op), and a PreventGradient node on the path fails
+ * with DFX_EINVAL naming it. Borrows g and every array; g is only read. On
+ * success *out is new and dx[i] (the caller's array of n_xs pointers)
+ * receives a new "node:k" string naming x[i]'s gradient (free each with
+ * dfx_free), or NULL when x[i] does not reach any y through differentiable
+ * (float) tensors, as TF reports None. On error *out and every dx[i] are
+ * NULL. Also DFX_EINVAL/DFX_ENOTFOUND for bad ports, DFX_ENOMEM.
+ * Thread-safe. */
+DFX_API dfx_code dfx_graph_gradients(const dfx_graph *g, const dfx_port *ys, int n_ys, const dfx_port *xs, int n_xs,
+                                     const dfx_port *grad_ys, const char *prefix, dfx_graph **out, char **dx,
+                                     dfx_status *st);
+
 /* ---- sessions ------------------------------------------------------------ */
 
 typedef struct dfx_session dfx_session;

@@ -8,6 +8,7 @@ void dfx__kernels_conv_resize(dfx_registry *r);
 void dfx__kernels_conv_color(dfx_registry *r);
 void dfx__kernels_conv_nms(dfx_registry *r);
 void dfx__kernels_conv_fused(dfx_registry *r);
+void dfx__kernels_conv_grad(dfx_registry *r);
 
 void dfx__kernels_conv(dfx_registry *r);
 void dfx__kernels_conv(dfx_registry *r) {
@@ -18,4 +19,5 @@ void dfx__kernels_conv(dfx_registry *r) {
   dfx__kernels_conv_color(r);
   dfx__kernels_conv_nms(r);
   dfx__kernels_conv_fused(r);
+  dfx__kernels_conv_grad(r);
 }

@@ -35,6 +35,7 @@ int dfx__cmd_optimize(int argc, char **argv);
 int dfx__cmd_ops(int argc, char **argv);
 int dfx__cmd_bench(int argc, char **argv);
 int dfx__cmd_ckpt(int argc, char **argv);
+int dfx__cmd_grad(int argc, char **argv);
 
 /* ---- cmd_optimize.c: shared with run ---- */
 
