@@ -1,0 +1,269 @@
+/* ew_fused.c - _FusedElementwise: a chain (a tree) of elementwise float
+ * ops, as the ewfuse pass writes it, evaluated in one pass over memory.
+ * The output is cut into blocks of EWF_BLOCK elements; each step of the
+ * program runs over one block into a small buffer that stays in L1, so
+ * every step is a simple loop the compiler vectorises, and the tensors
+ * between the steps never exist. Inputs have one shape, or are scalars
+ * (rank 0) spread over a block once; no other broadcasting. The formulas
+ * are the unfused kernels' (ew_formulas.h), step by step in T, so the
+ * result has the same bits as the nodes it replaces. */
+#include "alloc.h"
+#include "ew_formulas.h"
+#include "kernel.h"
+
+#define EWF_BLOCK 256                      /* elements per block: 1 KB of float per step */
+#define EWF_POLL_GRAIN ((int64_t)1 << 20)  /* elements between cancellation polls */
+
+typedef enum {
+  EWF_OP_ADD, EWF_OP_SUB, EWF_OP_MUL, EWF_OP_DIV, EWF_OP_MAX, EWF_OP_MIN, EWF_OP_SQD, /* binary */
+  EWF_OP_NEG, EWF_OP_ABS, EWF_OP_SQR, EWF_OP_REC, EWF_OP_SQRT, EWF_OP_RSQRT, EWF_OP_EXP, EWF_OP_EXPM1,
+  EWF_OP_LOG, EWF_OP_LOG1P, EWF_OP_TANH, EWF_OP_SIGM, EWF_OP_RELU, EWF_OP_RELU6, EWF_OP_ELU, EWF_OP_SELU,
+  EWF_OP_SOFTPLUS, EWF_OP_SOFTSIGN,
+} ewf_op;
+
+/* The TF ops a step may name (the ewfuse pass fuses exactly these). */
+static const struct {
+  const char *name;
+  ewf_op op;
+} ewf_names[] = {
+    {"Add", EWF_OP_ADD},         {"AddV2", EWF_OP_ADD},       {"Sub", EWF_OP_SUB},
+    {"Mul", EWF_OP_MUL},         {"RealDiv", EWF_OP_DIV},     {"Div", EWF_OP_DIV},
+    {"Maximum", EWF_OP_MAX},     {"Minimum", EWF_OP_MIN},     {"SquaredDifference", EWF_OP_SQD},
+    {"Neg", EWF_OP_NEG},         {"Abs", EWF_OP_ABS},         {"Square", EWF_OP_SQR},
+    {"Reciprocal", EWF_OP_REC},  {"Inv", EWF_OP_REC},         {"Sqrt", EWF_OP_SQRT},
+    {"Rsqrt", EWF_OP_RSQRT},     {"Exp", EWF_OP_EXP},         {"Expm1", EWF_OP_EXPM1},
+    {"Log", EWF_OP_LOG},         {"Log1p", EWF_OP_LOG1P},     {"Tanh", EWF_OP_TANH},
+    {"Sigmoid", EWF_OP_SIGM},    {"Relu", EWF_OP_RELU},       {"Relu6", EWF_OP_RELU6},
+    {"Elu", EWF_OP_ELU},         {"Selu", EWF_OP_SELU},       {"Softplus", EWF_OP_SOFTPLUS},
+    {"Softsign", EWF_OP_SOFTSIGN},
+};
+
+/* The parsed program (per node, read-only while running). A reference r
+ * below n_in is input r; n_in + k is step k's result. */
+typedef struct ewf_prog {
+  int n_in, n_steps;
+  uint8_t *op;  /* n_steps */
+  int32_t *ref; /* 2 * n_steps; ref[2k + 1] is -1 for a unary step */
+} ewf_prog;
+
+static void prog_free(void *state) {
+  ewf_prog *p = state;
+  if (!p) return;
+  dfx__free(p->op);
+  dfx__free(p->ref);
+  dfx__free(p);
+}
+
+static dfx_code ewf_init(const dfx_node *n, void **state, dfx_status *st) {
+  const dfx_attr_list *ops = dfx__attr_list(n, "ops"), *refs = dfx__attr_list(n, "operands");
+  int n_in = (int)dfx__attr_int(n, "N", 0);
+  int k_steps = ops && ops->kind == DFX_ATTR_S ? ops->n : 0;
+  if (k_steps == 0) return dfx__status_set(st, DFX_EINVAL, "_FusedElementwise needs at least one op in `ops`");
+  if (!refs || refs->n != 2 * k_steps || (refs->n && refs->kind != DFX_ATTR_I))
+    return dfx__status_set(st, DFX_EINVAL, "_FusedElementwise: `operands` must hold 2 ints per op (%d ops, %d ints)",
+                           k_steps, refs ? refs->n : 0);
+  ewf_prog *p = dfx__calloc(1, sizeof *p);
+  if (!p) return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  p->n_in = n_in;
+  p->n_steps = k_steps;
+  p->op = dfx__malloc((size_t)k_steps);
+  p->ref = dfx__malloc(sizeof(int32_t) * 2 * (size_t)k_steps);
+  if (!p->op || !p->ref) {
+    prog_free(p);
+    return dfx__status_set(st, DFX_ENOMEM, "out of memory");
+  }
+  for (int k = 0; k < k_steps; k++) {
+    const dfx_str *s = &ops->v.s[k];
+    int found = -1;
+    for (size_t i = 0; i < sizeof ewf_names / sizeof ewf_names[0] && found < 0; i++)
+      if (s->len == strlen(ewf_names[i].name) && s->ptr && !memcmp(s->ptr, ewf_names[i].name, s->len))
+        found = (int)ewf_names[i].op;
+    if (found < 0) {
+      prog_free(p);
+      return dfx__status_set(st, DFX_EUNIMPL, "_FusedElementwise: op %d, '%.*s', is not an elementwise op it fuses",
+                             k, (int)s->len, s->ptr ? s->ptr : "");
+    }
+    p->op[k] = (uint8_t)found;
+    bool binary = found <= EWF_OP_SQD;
+    for (int j = 0; j < 2; j++) {
+      int64_t r = refs->v.i[2 * k + j];
+      bool ok = j == 1 && !binary ? r == -1 : r >= 0 && r < n_in + k;
+      if (!ok) {
+        prog_free(p);
+        return dfx__status_set(st, DFX_EINVAL,
+                               "_FusedElementwise: op %d (%.*s) operand %d is %lld; it must be %s", k, (int)s->len,
+                               s->ptr, j, (long long)r,
+                               j == 1 && !binary ? "-1 (a unary op)" : "an input or an earlier op's result");
+      }
+      p->ref[2 * k + j] = (int32_t)r;
+    }
+  }
+  *state = p;
+  return DFX_OK;
+}
+
+/* One step over n elements: o = op(a, b). o never aliases a or b. */
+#define EWF_STEP(T)                                                                               \
+  static void step_##T(ewf_op op, int64_t n, const T *restrict a, const T *restrict b, T *restrict o) { \
+    switch (op) {                                                                                 \
+    case EWF_OP_ADD: BIN(T, EWF_ADD);                                                             \
+    case EWF_OP_SUB: BIN(T, EWF_SUB);                                                             \
+    case EWF_OP_MUL: BIN(T, EWF_MUL);                                                             \
+    case EWF_OP_DIV: BIN(T, EWF_DIV);                                                             \
+    case EWF_OP_MAX: BIN(T, EWF_MAX);                                                             \
+    case EWF_OP_MIN: BIN(T, EWF_MIN);                                                             \
+    case EWF_OP_SQD: BIN(T, EWF_SQD);                                                             \
+    case EWF_OP_NEG: UN(T, EWF_NEG);                                                              \
+    case EWF_OP_ABS: UN(T, EWF_ABS);                                                              \
+    case EWF_OP_SQR: UN(T, EWF_SQR);                                                              \
+    case EWF_OP_REC: UN(T, EWF_REC);                                                              \
+    case EWF_OP_SQRT: UN(T, EWF_SQRT);                                                            \
+    case EWF_OP_RSQRT: UN(T, EWF_RSQRT);                                                          \
+    case EWF_OP_EXP: UN(T, EWF_EXP);                                                              \
+    case EWF_OP_EXPM1: UN(T, EWF_EXPM1);                                                          \
+    case EWF_OP_LOG: UN(T, EWF_LOG);                                                              \
+    case EWF_OP_LOG1P: UN(T, EWF_LOG1P);                                                          \
+    case EWF_OP_TANH: UN(T, EWF_TANH);                                                            \
+    case EWF_OP_SIGM: UN(T, EWF_SIGM);                                                            \
+    case EWF_OP_RELU: UN(T, EWF_RELU);                                                            \
+    case EWF_OP_RELU6: UN(T, EWF_RELU6);                                                          \
+    case EWF_OP_ELU: UN(T, EWF_ELU);                                                              \
+    case EWF_OP_SELU: UN(T, EWF_SELU);                                                            \
+    case EWF_OP_SOFTPLUS: UN(T, EWF_SOFTPLUS);                                                    \
+    case EWF_OP_SOFTSIGN: UN(T, EWF_SOFTSIGN);                                                    \
+    }                                                                                             \
+  }
+#define BIN(T, E)                                    \
+  for (int64_t i = 0; i < n; i++) {                  \
+    const T x = a[i], y = b[i];                      \
+    o[i] = (T)(E(T));                                \
+  }                                                  \
+  return
+#define UN(T, E)                                     \
+  for (int64_t i = 0; i < n; i++) {                  \
+    const T x = a[i];                                \
+    o[i] = (T)(E(T));                                \
+  }                                                  \
+  return
+EWF_STEP(float)
+EWF_STEP(double)
+#undef BIN
+#undef UN
+
+static inline void step(bool dbl, ewf_op op, int64_t n, const void *a, const void *b, void *o) {
+  if (dbl)
+    step_double(op, n, a, b, o);
+  else
+    step_float(op, n, a, b, o);
+}
+
+/* The inputs' common shape: every input of rank > 0 must have it. Returns
+ * the index of one such input, -1 when all are scalars, or -2 after
+ * failing ctx. The pass only fuses nodes of one static shape, so this
+ * catches a hand-written graph, not a rewrite. */
+static int common_shape(dfx_kctx *ctx) {
+  int ref = -1;
+  for (int i = 0; i < ctx->n_in; i++) {
+    const dfx_tensor *t = ctx->in[i];
+    if (t->ndims == 0) continue;
+    if (ref < 0) {
+      ref = i;
+      continue;
+    }
+    const dfx_tensor *r = ctx->in[ref];
+    if (t->ndims != r->ndims || memcmp(t->dims, r->dims, sizeof(int64_t) * t->ndims) != 0) {
+      char b1[96], b2[96];
+      dfx__kctx_fail(ctx, DFX_EINVAL,
+                     "_FusedElementwise: input %d has shape %s but input %d has shape %s (inputs must have one "
+                     "shape or be scalars)",
+                     ref, DFX_SHAPE_STR(r, b1), i, DFX_SHAPE_STR(t, b2));
+      return -2;
+    }
+  }
+  return ref;
+}
+
+static dfx_code ewf_kernel(dfx_kctx *ctx) {
+  const ewf_prog *p = ctx->state;
+  const dfx_dtype t = (dfx_dtype)ctx->in[0]->dtype;
+  const bool dbl = t == DFX_F64;
+  const size_t es = dbl ? 8 : 4;
+  if (ctx->n_in != p->n_in)
+    return dfx__kctx_fail(ctx, DFX_EINVAL, "_FusedElementwise: %d inputs for N = %d", ctx->n_in, p->n_in);
+  int shape_of = common_shape(ctx);
+  if (shape_of == -2) return DFX_EINVAL;
+  const int64_t count = shape_of < 0 ? 1 : ctx->in[shape_of]->count;
+  const int64_t blk = count < EWF_BLOCK ? count : EWF_BLOCK;
+  /* Per input: its data, and whether it is a scalar to spread over a block. */
+  int n_scalars = 0;
+  for (int i = 0; i < p->n_in; i++) n_scalars += ctx->in[i]->ndims == 0 && shape_of >= 0;
+  /* One allocation: input pointers, then a block per step and per spread
+   * scalar. Small programs over small tensors (a loop's scalars) stay on
+   * the stack. */
+  const size_t ptr_bytes = sizeof(const char *) * (size_t)p->n_in;
+  const size_t buf_bytes = (size_t)(p->n_steps + n_scalars) * (size_t)(blk ? blk : 1) * es;
+  const size_t need = (ptr_bytes + 63) / 64 * 64 + buf_bytes;
+  _Alignas(64) unsigned char local[4096];
+  unsigned char *mem = need <= sizeof local ? local : dfx__malloc(need);
+  if (!mem) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  const char **src = (const char **)(void *)mem;
+  char *bufs = (char *)mem + (ptr_bytes + 63) / 64 * 64;
+  char *scal = bufs + (size_t)p->n_steps * (size_t)blk * es;
+  dfx_code rc = DFX_OK;
+  const dfx_tensor *shape_t = shape_of >= 0 ? ctx->in[shape_of] : ctx->in[0];
+  dfx_tensor *out = dfx__kctx_alloc(ctx, 0, t, shape_t->ndims, shape_t->dims);
+  if (!out) {
+    rc = dfx_status_code(ctx->st);
+    goto done;
+  }
+  /* Scalars are spread over one block once; then every operand is a
+   * block pointer advanced with the output. */
+  for (int i = 0, s = 0; i < p->n_in; i++) {
+    const dfx_tensor *x = ctx->in[i];
+    if (x->ndims == 0 && shape_of >= 0) {
+      char *b = scal + (size_t)s++ * (size_t)blk * es;
+      for (int64_t j = 0; j < blk; j++) memcpy(b + (size_t)j * es, x->data, es);
+      src[i] = b;
+    } else {
+      src[i] = x->data;
+    }
+  }
+  char *o = out->data;
+  const int last = p->n_steps - 1;
+  for (int64_t off = 0, next_poll = EWF_POLL_GRAIN; off < count; off += blk) {
+    const int64_t n = count - off < blk ? count - off : blk;
+    for (int k = 0; k <= last; k++) {
+      const void *ab[2] = {NULL, NULL};
+      for (int j = 0; j < 2; j++) {
+        int32_t r = p->ref[2 * k + j];
+        if (r < 0) continue;
+        if (r < p->n_in) {
+          bool spread_in = ctx->in[r]->ndims == 0 && shape_of >= 0;
+          ab[j] = spread_in ? src[r] : src[r] + (size_t)off * es;
+        } else {
+          ab[j] = bufs + (size_t)(r - p->n_in) * (size_t)blk * es;
+        }
+      }
+      void *dst = k == last ? o + (size_t)off * es : bufs + (size_t)k * (size_t)blk * es;
+      step(dbl, (ewf_op)p->op[k], n, ab[0], ab[1] ? ab[1] : ab[0], dst);
+    }
+    if (off + n >= next_poll && off + n < count) {
+      next_poll += EWF_POLL_GRAIN;
+      if ((rc = dfx__kctx_poll(ctx)) != DFX_OK) break;
+    }
+  }
+  if (rc != DFX_OK) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+done:
+  if (mem != local) dfx__free(mem);
+  return rc;
+}
+
+static const dfx_kernel_def kernels[] = {
+    {"_FusedElementwise", "T: {float, double}", ewf_kernel, DFX_KERNEL_CHEAP, ewf_init, prog_free},
+    {NULL}};
+
+void dfx__kernels_fused_ew(dfx_registry *r);
+void dfx__kernels_fused_ew(dfx_registry *r) { dfx__kernels_add(r, kernels); }
