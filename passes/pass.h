@@ -74,6 +74,7 @@ extern const dfx_pass dfx__pass_deadbranch; /* deadbranch.c */
 extern const dfx_pass dfx__pass_licm;       /* licm.c */
 extern const dfx_pass dfx__pass_fold_batchnorm; /* fold_batchnorm.c */
 extern const dfx_pass dfx__pass_remap;      /* remap.c */
+extern const dfx_pass dfx__pass_ewfuse;     /* ewfuse.c */
 
 /* ---- manager.c ---- */
 
