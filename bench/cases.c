@@ -503,6 +503,7 @@ static void case_licm(bench_ctx *bc) {
 }
 
 void bench_case_memory(bench_ctx *bc); /* memcase.c */
+void bench_case_ewchain(bench_ctx *bc); /* ewcase.c */
 
 /* Memory runs first: it forks before any engine object exists. */
 const bench_case bench_cases[] = {
@@ -516,5 +517,6 @@ const bench_case bench_cases[] = {
     {"frames", "7. two independent loops side by side", case_frames},
     {"chain", "8. 1000 chained scalar Adds; fan-out of 64 matmuls", case_chain},
     {"licm", "10. acc += A @ B (128x128, invariant), run as given vs with the licm pass", case_licm},
+    {"ewchain", "11. y = tanh(x * a + b) * c over 1M floats: as given vs the ewfuse pass", bench_case_ewchain},
     {NULL, NULL, NULL},
 };
