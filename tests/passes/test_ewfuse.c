@@ -8,6 +8,7 @@
 #include "eutil.h"
 #include "gtext.h"
 #include "ptest.h"
+#include "shapes.h"
 #include "tgraph.h"
 
 TestSuite(ewfuse, .init = eu_setup, .fini = eu_teardown, .timeout = 60);
@@ -80,6 +81,13 @@ Test(ewfuse, a_chain_becomes_one_node_named_as_its_last) {
   cr_assert_eq(t.rewritten, 1);
   attr_ops(t.after, "y", "Mul,AddV2,Tanh,Mul");
   cr_assert_eq(attr_int(t.after, "y", "N"), 4); /* x, a, b, c */
+  /* Static shape inference knows the fused node's shape, for the passes
+   * after it. */
+  dfx_shapes *s = NULL;
+  cr_assert_eq(dfx__shapes_infer(t.after, NULL, &s, NULL), DFX_OK);
+  const dfx_tinfo *ti = dfx__shapes_output(s, dfx_graph_node_find(t.after, "y"), 0);
+  cr_assert(ti && ti->shape.rank == 2 && ti->shape.dims[0] == 4 && ti->shape.dims[1] == 300);
+  dfx__shapes_free(s);
   same(&t, &b, "y");
   pt_free(&t);
   tg_free(&b);
