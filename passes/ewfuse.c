@@ -16,13 +16,16 @@
  *
  * A node joins its consumer's tree when it is an op the kernel knows
  * (fusable[] below, the same list as the kernel's), T is float or double
- * as the consumer's, static shape inference (shapes.h) proves its output
- * has the consumer's shape, fully known, and it is the sole consumer's
- * only input from it (dfx__rewrite_sole_consumer: not kept, not fed, one
- * data edge), in the same frame on the same device. Every input from
- * outside must be proven to have that shape too, or be a scalar (rank 0):
- * the kernel does no other broadcasting. Trees of one node stay as they
- * are.
+ * as the consumer's, static shape inference (shapes.h) gives its output
+ * the consumer's shape (a known rank; dims known or not, the same ones),
+ * and it is the sole consumer's only input from it
+ * (dfx__rewrite_sole_consumer: not kept, not fed, one data edge), in the
+ * same frame on the same device. Every input from outside must have that
+ * shape too, or be a scalar (rank 0). The shapes decide speed, not
+ * correctness: the kernel's fast path wants its inputs of one shape or
+ * scalars, and a run where unknown dims turn out to broadcast (a batch of
+ * 1 meeting one of n) takes its broadcasting path, with the unfused
+ * kernels' results and errors. Trees of one node stay as they are.
  *
  * Not in the default pipeline: _FusedElementwise is dfexec's own op, so a
  * graph `dfexec optimize` wrote with it would not load in TensorFlow, and
@@ -74,10 +77,10 @@ static bool candidate(const ewf_ctx *e, int i) {
   dfx_dtype t = dfx__attr_type(n, "T", DFX_INVALID);
   if ((t != DFX_F32 && t != DFX_F64) || n->out_types[0] != t) return false;
   const dfx_pshape *s = out_shape(e, (dfx_input){i, 0});
-  if (!s || !dfx__pshape_known(s)) return false;
+  if (!s || s->rank < 0) return false;
   for (int k = 0; k < a; k++) {
     const dfx_pshape *x = out_shape(e, n->in[k]);
-    if (!x || !dfx__pshape_known(x) || !(x->rank == 0 || dfx__pshape_equal(x, s))) return false;
+    if (!x || !(x->rank == 0 || dfx__pshape_equal(x, s))) return false;
   }
   return true;
 }

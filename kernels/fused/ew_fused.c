@@ -4,7 +4,8 @@
  * program runs over one block into a small buffer that stays in L1, so
  * every step is a simple loop the compiler vectorises, and the tensors
  * between the steps never exist. Inputs have one shape, or are scalars
- * (rank 0) spread over a block once; no other broadcasting. The formulas
+ * (rank 0) spread over a block once; runs whose shapes differ otherwise
+ * take a slower path with numpy broadcasting (below). The formulas
  * are the unfused kernels' (ew_formulas.h), step by step in T, so the
  * result has the same bits as the nodes it replaces. */
 #include "alloc.h"
@@ -157,11 +158,10 @@ static inline void step(bool dbl, ewf_op op, int64_t n, const void *a, const voi
     step_float(op, n, a, b, o);
 }
 
-/* The inputs' common shape: every input of rank > 0 must have it. Returns
- * the index of one such input, -1 when all are scalars, or -2 after
- * failing ctx. The pass only fuses nodes of one static shape, so this
- * catches a hand-written graph, not a rewrite. */
-static int common_shape(dfx_kctx *ctx) {
+/* The inputs' common shape: every input of rank > 0 has it. Returns the
+ * index of one such input, -1 when all are scalars, or -2 when two
+ * differ (then the broadcasting path runs). */
+static int common_shape(const dfx_kctx *ctx) {
   int ref = -1;
   for (int i = 0; i < ctx->n_in; i++) {
     const dfx_tensor *t = ctx->in[i];
@@ -171,16 +171,114 @@ static int common_shape(dfx_kctx *ctx) {
       continue;
     }
     const dfx_tensor *r = ctx->in[ref];
-    if (t->ndims != r->ndims || memcmp(t->dims, r->dims, sizeof(int64_t) * t->ndims) != 0) {
-      char b1[96], b2[96];
-      dfx__kctx_fail(ctx, DFX_EINVAL,
-                     "_FusedElementwise: input %d has shape %s but input %d has shape %s (inputs must have one "
-                     "shape or be scalars)",
-                     ref, DFX_SHAPE_STR(r, b1), i, DFX_SHAPE_STR(t, b2));
-      return -2;
-    }
+    if (t->ndims != r->ndims || memcmp(t->dims, r->dims, sizeof(int64_t) * t->ndims) != 0) return -2;
   }
   return ref;
+}
+
+/* ---- the broadcasting path ----
+ * The pass fuses nodes whose shapes it proved equal up to unknown dims
+ * (a batch of ?): when a run's shapes differ after all (a dim of 1 meets
+ * one of n), the steps run one after the other over whole tensors with
+ * numpy broadcasting, as the unfused kernels would, with the same
+ * formulas and so the same bits (and their message for shapes that do not
+ * broadcast). Slower, but only such runs pay. */
+
+/* The broadcast of a and b's shapes into nd, dims; false if they do not. */
+static bool bcast_shape(const dfx_tensor *a, const dfx_tensor *b, int *nd, int64_t *dims) {
+  int r = a->ndims > b->ndims ? a->ndims : b->ndims;
+  for (int d = 0; d < r; d++) {
+    int ia = d - (r - a->ndims), ib = d - (r - b->ndims);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if (da == db || db == 1) dims[d] = da;
+    else if (da == 1) dims[d] = db;
+    else return false;
+  }
+  *nd = r;
+  return true;
+}
+
+/* x's elements spread to shape (nd, dims), count elements, into dst. */
+static void spread(const dfx_tensor *x, int nd, const int64_t *dims, int64_t count, size_t es, char *dst) {
+  int64_t st[DFX_MAX_DIMS] = {0}, idx[DFX_MAX_DIMS] = {0}, src = 0, s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int xd = d - (nd - x->ndims);
+    if (xd < 0) continue;
+    st[d] = x->dims[xd] == 1 ? 0 : s;
+    s *= x->dims[xd];
+  }
+  const char *xs = x->data;
+  for (int64_t i = 0; i < count; i++) {
+    memcpy(dst + (size_t)i * es, xs + (size_t)src * es, es);
+    for (int d = nd - 1; d >= 0; d--) {
+      src += st[d];
+      if (++idx[d] < dims[d]) break;
+      src -= st[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* Operand x for a step of `count` elements of shape (nd, dims): its own
+ * data when it has that many elements (then its layout is the output's),
+ * else spread into *buf (grown as needed). NULL when out of memory. */
+static const void *operand(const dfx_tensor *x, int nd, const int64_t *dims, int64_t count, size_t es, char **buf,
+                           size_t *cap) {
+  if (x->count == count) return x->data;
+  size_t need = (size_t)count * es;
+  if (need > *cap) {
+    char *b = dfx__realloc(*buf, need);
+    if (!b) return NULL;
+    *buf = b;
+    *cap = need;
+  }
+  spread(x, nd, dims, count, es, *buf);
+  return *buf;
+}
+
+static dfx_code ewf_broadcasting(dfx_kctx *ctx, const ewf_prog *p, dfx_dtype t) {
+  const bool dbl = t == DFX_F64;
+  const size_t es = dbl ? 8 : 4;
+  const int last = p->n_steps - 1;
+  dfx_tensor **val = dfx__calloc((size_t)(p->n_in + p->n_steps), sizeof *val);
+  char *buf[2] = {NULL, NULL};
+  size_t cap[2] = {0, 0};
+  dfx_code rc = val ? DFX_OK : dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+  for (int i = 0; i < p->n_in && rc == DFX_OK; i++) val[i] = ctx->in[i];
+  for (int k = 0; k <= last && rc == DFX_OK; k++) {
+    const dfx_tensor *a = val[p->ref[2 * k]], *b = p->ref[2 * k + 1] >= 0 ? val[p->ref[2 * k + 1]] : NULL;
+    int nd = a->ndims;
+    int64_t dims[DFX_MAX_DIMS];
+    if (a->ndims) memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndims);
+    if (b && !bcast_shape(a, b, &nd, dims)) {
+      char ba[96], bb[96];
+      rc = dfx__kctx_fail(ctx, DFX_EINVAL, "Incompatible shapes: %s vs. %s", DFX_SHAPE_STR(a, ba), DFX_SHAPE_STR(b, bb));
+      break;
+    }
+    dfx_tensor *o = k == last ? dfx__kctx_alloc(ctx, 0, t, nd, dims) : dfx__tensor_alloc(t, nd, dims, NULL);
+    if (!o) {
+      rc = k == last ? dfx_status_code(ctx->st) : dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+      break;
+    }
+    if (k < last) val[p->n_in + k] = o;
+    const void *pa = operand(a, nd, dims, o->count, es, &buf[0], &cap[0]);
+    const void *pb = b ? operand(b, nd, dims, o->count, es, &buf[1], &cap[1]) : pa;
+    if (!pa || !pb) {
+      rc = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+      break;
+    }
+    if (o->count) step(dbl, (ewf_op)p->op[k], o->count, pa, pb, o->data);
+    if (o->count > EWF_POLL_GRAIN && k < last) rc = dfx__kctx_poll(ctx);
+  }
+  if (rc != DFX_OK && ctx->out[0]) {
+    dfx__tensor_unref(ctx->out[0]);
+    ctx->out[0] = NULL;
+  }
+  for (int k = 0; val && k < p->n_steps; k++) dfx__tensor_unref(val[p->n_in + k]);
+  dfx__free(val);
+  dfx__free(buf[0]);
+  dfx__free(buf[1]);
+  return rc;
 }
 
 static dfx_code ewf_kernel(dfx_kctx *ctx) {
@@ -191,7 +289,7 @@ static dfx_code ewf_kernel(dfx_kctx *ctx) {
   if (ctx->n_in != p->n_in)
     return dfx__kctx_fail(ctx, DFX_EINVAL, "_FusedElementwise: %d inputs for N = %d", ctx->n_in, p->n_in);
   int shape_of = common_shape(ctx);
-  if (shape_of == -2) return DFX_EINVAL;
+  if (shape_of == -2) return ewf_broadcasting(ctx, p, t);
   const int64_t count = shape_of < 0 ? 1 : ctx->in[shape_of]->count;
   const int64_t blk = count < EWF_BLOCK ? count : EWF_BLOCK;
   /* Per input: its data, and whether it is a scalar to spread over a block. */

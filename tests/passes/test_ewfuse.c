@@ -318,3 +318,35 @@ Test(ewfuse, in_a_pipeline_after_the_default_passes) {
   pt_free(&t);
   tg_free(&b);
 }
+
+/* x, z: [?, 300]. The pass fuses on equal partial shapes; a run's batch
+ * sizes decide the kernel's path: equal (one pass), 1 against 4
+ * (broadcasting, the same bits), 3 against 4 (the same error). */
+Test(ewfuse, unknown_batch_dims_fuse_and_runs_may_broadcast) {
+  tg b = {0};
+  b.seed = 9;
+  for (const char *const *nm = (const char *const[]){"x", "z", NULL}; *nm; nm++)
+    tg_printf(&b, "node { name: \"%s\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } }"
+                  " attr { key: \"shape\" value { shape { dim { size: -1 } dim { size: 300 } } } } }\n", *nm);
+  tg_node(&b, "d", "Sub", "x,z", "");
+  tg_node(&b, "th", "Tanh", "d", "");
+  tg_node(&b, "y", "Mul", "th,x", "");
+  pt_case t;
+  pt_optimize(&t, b.s, "ewfuse", "y", "x,z", NULL);
+  attr_ops(t.after, "y", "Sub,Tanh,Mul");
+  const int64_t zrows[3] = {4, 1, 3};
+  for (int k = 0; k < 3; k++) {
+    dfx_tensor *v[2] = {tg_tensor(&b, 2, X_DIMS, -3, 3), tg_tensor(&b, 2, (int64_t[]){zrows[k], 300}, -3, 3)};
+    if (k < 2) {
+      tg_same(t.before, t.after, "x,z", v, "y", 0);
+    } else {
+      dfx_tensor *o1[2] = {0}, *o2[2] = {0};
+      cr_assert_eq(tg_run(t.before, "x,z", v, "y", o1), DFX_EINVAL);
+      cr_assert_eq(tg_run(t.after, "x,z", v, "y", o2), DFX_EINVAL);
+    }
+    dfx_tensor_free(v[0]);
+    dfx_tensor_free(v[1]);
+  }
+  pt_free(&t);
+  tg_free(&b);
+}
