@@ -292,42 +292,55 @@ static dfx_code ewf_kernel(dfx_kctx *ctx) {
   if (shape_of == -2) return ewf_broadcasting(ctx, p, t);
   const int64_t count = shape_of < 0 ? 1 : ctx->in[shape_of]->count;
   const int64_t blk = count < EWF_BLOCK ? count : EWF_BLOCK;
-  /* Per input: its data, and whether it is a scalar to spread over a block. */
   int n_scalars = 0;
   for (int i = 0; i < p->n_in; i++) n_scalars += ctx->in[i]->ndims == 0 && shape_of >= 0;
-  /* One allocation: input pointers, then a block per step and per spread
-   * scalar. Small programs over small tensors (a loop's scalars) stay on
-   * the stack. */
-  const size_t ptr_bytes = sizeof(const char *) * (size_t)p->n_in;
-  const size_t buf_bytes = (size_t)(p->n_steps + n_scalars) * (size_t)(blk ? blk : 1) * es;
-  const size_t need = (ptr_bytes + 63) / 64 * 64 + buf_bytes;
+  /* One allocation: per input its data and its advance per element (es,
+   * or 0 for a scalar spread over a block), then a block per step and per
+   * spread scalar. Small programs over small tensors (a loop's scalars)
+   * stay on the stack. */
+  const size_t head = ((sizeof(const char *) + sizeof(size_t)) * (size_t)p->n_in + 63) / 64 * 64;
+  const size_t need = head + (size_t)(p->n_steps + n_scalars) * (size_t)(blk ? blk : 1) * es;
   _Alignas(64) unsigned char local[4096];
   unsigned char *mem = need <= sizeof local ? local : dfx__malloc(need);
   if (!mem) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   const char **src = (const char **)(void *)mem;
-  char *bufs = (char *)mem + (ptr_bytes + 63) / 64 * 64;
+  size_t *adv = (size_t *)(void *)(src + p->n_in);
+  char *bufs = (char *)mem + head;
   char *scal = bufs + (size_t)p->n_steps * (size_t)blk * es;
-  dfx_code rc = DFX_OK;
-  const dfx_tensor *shape_t = shape_of >= 0 ? ctx->in[shape_of] : ctx->in[0];
-  dfx_tensor *out = dfx__kctx_alloc(ctx, 0, t, shape_t->ndims, shape_t->dims);
-  if (!out) {
-    rc = dfx_status_code(ctx->st);
-    goto done;
-  }
-  /* Scalars are spread over one block once; then every operand is a
-   * block pointer advanced with the output. */
   for (int i = 0, s = 0; i < p->n_in; i++) {
     const dfx_tensor *x = ctx->in[i];
     if (x->ndims == 0 && shape_of >= 0) {
       char *b = scal + (size_t)s++ * (size_t)blk * es;
       for (int64_t j = 0; j < blk; j++) memcpy(b + (size_t)j * es, x->data, es);
       src[i] = b;
+      adv[i] = 0;
     } else {
       src[i] = x->data;
+      adv[i] = es;
+    }
+  }
+  /* The output goes into an input of its shape nobody else holds, as the
+   * unfused kernels do: block off of it is read only while block off is
+   * computed, and written last. */
+  dfx_code rc = DFX_OK;
+  dfx_tensor *out = NULL;
+  int reused = -1;
+  for (int i = 0; i < p->n_in && shape_of >= 0 && !out; i++)
+    if (adv[i] && (out = dfx__kctx_take_unique(ctx, i))) reused = i;
+  if (out) {
+    ctx->out[0] = out;
+  } else {
+    const dfx_tensor *shape_t = ctx->in[shape_of >= 0 ? shape_of : 0];
+    if (!(out = dfx__kctx_alloc(ctx, 0, t, shape_t->ndims, shape_t->dims))) {
+      rc = dfx_status_code(ctx->st);
+      goto done;
     }
   }
   char *o = out->data;
   const int last = p->n_steps - 1;
+  /* The steps' loops take restrict pointers: a last step that reads the
+   * reused input computes into its own buffer, copied into place. */
+  const bool via_buf = reused >= 0 && (p->ref[2 * last] == reused || p->ref[2 * last + 1] == reused);
   for (int64_t off = 0, next_poll = EWF_POLL_GRAIN; off < count; off += blk) {
     const int64_t n = count - off < blk ? count - off : blk;
     for (int k = 0; k <= last; k++) {
@@ -335,15 +348,12 @@ static dfx_code ewf_kernel(dfx_kctx *ctx) {
       for (int j = 0; j < 2; j++) {
         int32_t r = p->ref[2 * k + j];
         if (r < 0) continue;
-        if (r < p->n_in) {
-          bool spread_in = ctx->in[r]->ndims == 0 && shape_of >= 0;
-          ab[j] = spread_in ? src[r] : src[r] + (size_t)off * es;
-        } else {
-          ab[j] = bufs + (size_t)(r - p->n_in) * (size_t)blk * es;
-        }
+        ab[j] = r < p->n_in ? src[r] + (size_t)off * adv[r] : bufs + (size_t)(r - p->n_in) * (size_t)blk * es;
       }
-      void *dst = k == last ? o + (size_t)off * es : bufs + (size_t)k * (size_t)blk * es;
+      char *mine = bufs + (size_t)k * (size_t)blk * es;
+      void *dst = k == last && !via_buf ? o + (size_t)off * es : mine;
       step(dbl, (ewf_op)p->op[k], n, ab[0], ab[1] ? ab[1] : ab[0], dst);
+      if (k == last && via_buf) memcpy(o + (size_t)off * es, mine, (size_t)n * es);
     }
     if (off + n >= next_poll && off + n < count) {
       next_poll += EWF_POLL_GRAIN;

@@ -350,3 +350,35 @@ Test(ewfuse, unknown_batch_dims_fuse_and_runs_may_broadcast) {
   pt_free(&t);
   tg_free(&b);
 }
+
+/* The tree's input comes from a MatMul nobody else holds: the kernel
+ * writes its output over it (in place), also when the last step reads it
+ * (Sigmoid(mm) * mm). */
+Test(ewfuse, writing_over_a_unique_input) {
+  for (int v = 0; v < 2; v++) {
+    tg b = {0};
+    b.seed = 13;
+    tg_printf(&b, "node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } }"
+                  " attr { key: \"shape\" value { shape { dim { size: 4 } dim { size: 3 } } } } }\n");
+    tg_const(&b, "w", 2, (int64_t[]){3, 300}, -1, 1, NULL, NULL);
+    tg_const(&b, "a", 0, NULL, 0.5f, 1.5f, NULL, NULL);
+    tg_const(&b, "bb", 2, X_DIMS, -1, 1, NULL, NULL);
+    tg_node(&b, "mm", "MatMul", "x,w", "");
+    if (v == 0) {
+      tg_node(&b, "m", "Mul", "mm,a", "");
+      tg_node(&b, "s", "Add", "m,bb", "");
+      tg_node(&b, "y", "Tanh", "s", "");
+    } else {
+      tg_node(&b, "sg", "Sigmoid", "mm", "");
+      tg_node(&b, "y", "Mul", "sg,mm", "");
+    }
+    pt_case t;
+    pt_optimize(&t, b.s, "ewfuse", "y", "x", NULL);
+    cr_assert_str_eq(pt_op(t.after, "y"), "_FusedElementwise");
+    dfx_tensor *x = tg_tensor(&b, 2, (int64_t[]){4, 3}, -2, 2);
+    tg_same(t.before, t.after, "x", &x, "y", 0);
+    dfx_tensor_free(x);
+    pt_free(&t);
+    tg_free(&b);
+  }
+}
