@@ -130,21 +130,8 @@ static int64_t ext_ref(program *p, dfx_input in) {
   return -2 - p->n_ext++;
 }
 
-/* Appends node i's subtree; returns its step index, or -1 (ENOMEM). The
- * depth is the tree's, bounded by the graph's node count. */
-static int build(const ewf_ctx *e, program *p, int i) {
-  const dfx_node *n = &e->c->g->nodes[i];
-  int64_t r[2] = {-1, -1};
-  for (int k = 0; k < n->n_in; k++) {
-    dfx_input in = n->in[k];
-    if (in.slot == 0 && e->into[in.node] == i) {
-      int s = build(e, p, in.node);
-      if (s < 0) return -1;
-      r[k] = s;
-    } else if ((r[k] = ext_ref(p, in)) == INT64_MIN) {
-      return -1;
-    }
-  }
+/* Appends step i (its operands in r) to p; its index, or -1 (ENOMEM). */
+static int emit(program *p, int i, const int64_t *r) {
   if (p->n_steps == p->cap_steps) {
     int cap = p->cap_steps ? 2 * p->cap_steps : 8;
     int *s = dfx__realloc(p->steps, sizeof *s * (size_t)cap);
@@ -158,6 +145,38 @@ static int build(const ewf_ctx *e, program *p, int i) {
   p->refs[2 * p->n_steps] = r[0];
   p->refs[2 * p->n_steps + 1] = r[1];
   return p->n_steps++;
+}
+
+/* A node being visited: the next input to look at and its operands so far. */
+typedef struct visit {
+  int node, k;
+  int64_t r[2];
+} visit;
+
+/* Appends the tree under root to p in post-order, with an explicit stack
+ * (`stack` holds a visit per graph node): a chain may be thousands of
+ * nodes long. False when out of memory. */
+static bool build(const ewf_ctx *e, program *p, int root, visit *stack) {
+  int top = 0;
+  stack[0] = (visit){root, 0, {-1, -1}};
+  while (top >= 0) {
+    visit *v = &stack[top];
+    const dfx_node *n = &e->c->g->nodes[v->node];
+    if (v->k < n->n_in) {
+      dfx_input in = n->in[v->k];
+      if (in.slot == 0 && e->into[in.node] == v->node) {
+        stack[++top] = (visit){in.node, 0, {-1, -1}}; /* its step fills r[k] when done */
+        continue;
+      }
+      if ((v->r[v->k] = ext_ref(p, in)) == INT64_MIN) return false;
+      v->k++;
+      continue;
+    }
+    int s = emit(p, v->node, v->r);
+    if (s < 0) return false;
+    if (--top >= 0) stack[top].r[stack[top].k++] = s;
+  }
+  return true;
 }
 
 /* Rebuilds the root as the fused node and removes the other steps. */
@@ -214,12 +233,14 @@ static dfx_code ewfuse_run(dfx_pass_ctx *c) {
   dfx_shapes_opts o = {.fed = (const char *const *)c->fed, .n_fed = c->n_fed};
   dfx_shapes *s = NULL;
   ewf_ctx e = {.c = c};
+  visit *stack = NULL;
   dfx_code rc = dfx__shapes_infer(c->g, &o, &s, c->st);
   e.s = s;
   if (rc == DFX_OK) {
     e.cand = dfx__calloc((size_t)n + 1, sizeof *e.cand);
     e.into = dfx__malloc(sizeof *e.into * ((size_t)n + 1));
-    if (!e.cand || !e.into) rc = DFX_ENOMEM;
+    stack = dfx__malloc(sizeof *stack * ((size_t)n + 1));
+    if (!e.cand || !e.into || !stack) rc = DFX_ENOMEM;
   }
   /* Every tree is decided before any edit: edits change edges. */
   for (int i = 0; i < n && rc == DFX_OK; i++) e.cand[i] = candidate(&e, i);
@@ -227,12 +248,13 @@ static dfx_code ewfuse_run(dfx_pass_ctx *c) {
   for (int i = 0; i < n && rc == DFX_OK; i++) {
     if (!e.cand[i] || e.into[i] >= 0) continue; /* not a root */
     program p = {0};
-    if (build(&e, &p, i) < 0) rc = DFX_ENOMEM;
+    if (!build(&e, &p, i, stack)) rc = DFX_ENOMEM;
     else if (p.n_steps > 1) rc = fuse(&e, &p);
     program_free(&p);
   }
   dfx__free(e.cand);
   dfx__free(e.into);
+  dfx__free(stack);
   dfx__shapes_free(s);
   return rc == DFX_ENOMEM ? dfx__status_set(c->st, DFX_ENOMEM, "out of memory") : rc;
 }

@@ -45,6 +45,8 @@ typedef struct ewf_prog {
   int n_in, n_steps;
   uint8_t *op;  /* n_steps */
   int32_t *ref; /* 2 * n_steps; ref[2k + 1] is -1 for a unary step */
+  int32_t *buf; /* n_steps: the block buffer step k writes (reused once its value is dead) */
+  int n_bufs;
 } ewf_prog;
 
 static void prog_free(void *state) {
@@ -52,7 +54,32 @@ static void prog_free(void *state) {
   if (!p) return;
   dfx__free(p->op);
   dfx__free(p->ref);
+  dfx__free(p->buf);
   dfx__free(p);
+}
+
+/* Gives each step a block buffer: a value's buffer is free again after
+ * the last step that reads it, and a step never writes a buffer it reads
+ * (the loops take restrict pointers). A chain needs two buffers, a tree
+ * about its depth, so the blocks stay in L1 however long the program. */
+static void assign_buffers(ewf_prog *p) {
+  int32_t *last_use = p->buf + p->n_steps; /* scratch half of p->buf */
+  for (int k = 0; k < p->n_steps; k++) last_use[k] = k;
+  for (int k = 0; k < p->n_steps; k++)
+    for (int j = 0; j < 2; j++)
+      if (p->ref[2 * k + j] >= p->n_in) last_use[p->ref[2 * k + j] - p->n_in] = k;
+  /* Free buffers as a bitset over at most n_steps buffers: small programs
+   * are the norm, so a linear scan is fine. */
+  p->n_bufs = 0;
+  for (int k = 0; k < p->n_steps; k++) {
+    int pick = -1;
+    for (int b = 0; b < p->n_bufs && pick < 0; b++) {
+      bool busy = false;
+      for (int v = 0; v < k && !busy; v++) busy = p->buf[v] == b && last_use[v] >= k;
+      if (!busy) pick = b;
+    }
+    p->buf[k] = pick >= 0 ? pick : p->n_bufs++;
+  }
 }
 
 static dfx_code ewf_init(const dfx_node *n, void **state, dfx_status *st) {
@@ -69,7 +96,8 @@ static dfx_code ewf_init(const dfx_node *n, void **state, dfx_status *st) {
   p->n_steps = k_steps;
   p->op = dfx__malloc((size_t)k_steps);
   p->ref = dfx__malloc(sizeof(int32_t) * 2 * (size_t)k_steps);
-  if (!p->op || !p->ref) {
+  p->buf = dfx__malloc(sizeof(int32_t) * 2 * (size_t)k_steps); /* 2x: assign_buffers' scratch */
+  if (!p->op || !p->ref || !p->buf) {
     prog_free(p);
     return dfx__status_set(st, DFX_ENOMEM, "out of memory");
   }
@@ -99,6 +127,7 @@ static dfx_code ewf_init(const dfx_node *n, void **state, dfx_status *st) {
       p->ref[2 * k + j] = (int32_t)r;
     }
   }
+  assign_buffers(p);
   *state = p;
   return DFX_OK;
 }
@@ -299,14 +328,14 @@ static dfx_code ewf_kernel(dfx_kctx *ctx) {
    * spread scalar. Small programs over small tensors (a loop's scalars)
    * stay on the stack. */
   const size_t head = ((sizeof(const char *) + sizeof(size_t)) * (size_t)p->n_in + 63) / 64 * 64;
-  const size_t need = head + (size_t)(p->n_steps + n_scalars) * (size_t)(blk ? blk : 1) * es;
+  const size_t need = head + (size_t)(p->n_bufs + n_scalars) * (size_t)(blk ? blk : 1) * es;
   _Alignas(64) unsigned char local[4096];
   unsigned char *mem = need <= sizeof local ? local : dfx__malloc(need);
   if (!mem) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
   const char **src = (const char **)(void *)mem;
   size_t *adv = (size_t *)(void *)(src + p->n_in);
   char *bufs = (char *)mem + head;
-  char *scal = bufs + (size_t)p->n_steps * (size_t)blk * es;
+  char *scal = bufs + (size_t)p->n_bufs * (size_t)blk * es;
   for (int i = 0, s = 0; i < p->n_in; i++) {
     const dfx_tensor *x = ctx->in[i];
     if (x->ndims == 0 && shape_of >= 0) {
@@ -348,9 +377,9 @@ static dfx_code ewf_kernel(dfx_kctx *ctx) {
       for (int j = 0; j < 2; j++) {
         int32_t r = p->ref[2 * k + j];
         if (r < 0) continue;
-        ab[j] = r < p->n_in ? src[r] + (size_t)off * adv[r] : bufs + (size_t)(r - p->n_in) * (size_t)blk * es;
+        ab[j] = r < p->n_in ? src[r] + (size_t)off * adv[r] : bufs + (size_t)p->buf[r - p->n_in] * (size_t)blk * es;
       }
-      char *mine = bufs + (size_t)k * (size_t)blk * es;
+      char *mine = bufs + (size_t)p->buf[k] * (size_t)blk * es;
       void *dst = k == last && !via_buf ? o + (size_t)off * es : mine;
       step(dbl, (ewf_op)p->op[k], n, ab[0], ab[1] ? ab[1] : ab[0], dst);
       if (k == last && via_buf) memcpy(o + (size_t)off * es, mine, (size_t)n * es);

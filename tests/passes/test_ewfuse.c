@@ -382,3 +382,25 @@ Test(ewfuse, writing_over_a_unique_input) {
     tg_free(&b);
   }
 }
+
+/* 3000 elementwise nodes in a row become one node (the pass walks the
+ * tree without recursion, the kernel in two block buffers). */
+Test(ewfuse, a_very_long_chain) {
+  tg b = {0};
+  placeholder(&b, "x", "DT_FLOAT", 2);
+  const char *ops[3] = {"Sigmoid", "Neg", "Relu6"};
+  tg_node(&b, "n0", "Tanh", "x", "");
+  for (int k = 1; k < 3000; k++) {
+    char name[16], in[16];
+    snprintf(name, sizeof name, "n%d", k);
+    snprintf(in, sizeof in, "n%d", k - 1);
+    tg_node(&b, name, ops[k % 3], in, "");
+  }
+  pt_case t;
+  pt_optimize(&t, b.s, "ewfuse", "n2999", "x", NULL);
+  cr_assert_eq(pt_count(t.after), 2);
+  cr_assert_str_eq(pt_op(t.after, "n2999"), "_FusedElementwise");
+  same(&t, &b, "n2999");
+  pt_free(&t);
+  tg_free(&b);
+}

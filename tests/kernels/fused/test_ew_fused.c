@@ -199,3 +199,42 @@ Test(ew_fused, broadcasting_inputs_give_the_unfused_bits) {
     kh_node_free(f);
   }
 }
+
+/* Programs the pass does not write but the op allows: a value read twice
+ * and late (its block buffer must stay until its last use), an unused
+ * step, and a long chain that runs in two block buffers. */
+Test(ew_fused, values_read_late_and_long_chains) {
+  int64_t dims[1] = {700};
+  dfx_tensor *x = values(DFX_F32, 1, dims, 3);
+  dfx_tensor *s0 = run_op("Neg", DFX_F32, &x, 1), *s1 = run_op("Exp", DFX_F32, &x, 1);
+  dfx_tensor *s2 = run_op("Add", DFX_F32, (dfx_tensor *[]){s0, s1}, 2);
+  dfx_tensor *want = run_op("Mul", DFX_F32, (dfx_tensor *[]){s2, s0}, 2);
+  /* Input x; steps 1..5: Neg, Exp, Sqrt (unused), Add, Mul. */
+  const char *ops[] = {"Neg", "Exp", "Sqrt", "Add", "Mul"};
+  dfx_node *f = fused(DFX_F32, 1, ops, (int64_t[]){0, -1, 0, -1, 0, -1, 1, 2, 4, 1}, 5);
+  dfx_tensor *got = run_ok(f, &x, 1);
+  same_bits(got, want, "late use");
+  for (dfx_tensor **p = (dfx_tensor *[]){s0, s1, s2, want, got, NULL}; *p; p++) dfx__tensor_unref(*p);
+  kh_node_free(f);
+  /* 300 steps: Sigmoid, then Add x, alternately. */
+  enum { K = 300 };
+  const char *cops[K];
+  int64_t refs[2 * K];
+  dfx_tensor *v = dfx__tensor_ref(x);
+  for (int k = 0; k < K; k++) {
+    bool add = k % 2;
+    cops[k] = add ? "Add" : "Sigmoid";
+    refs[2 * k] = k == 0 ? 0 : k; /* step k - 1 is reference 1 + (k - 1) */
+    refs[2 * k + 1] = add ? 0 : -1;
+    dfx_tensor *nv = add ? run_op("Add", DFX_F32, (dfx_tensor *[]){v, x}, 2) : run_op("Sigmoid", DFX_F32, &v, 1);
+    dfx__tensor_unref(v);
+    v = nv;
+  }
+  f = fused(DFX_F32, 1, cops, refs, K);
+  got = run_ok(f, &x, 1);
+  same_bits(got, v, "long chain");
+  dfx__tensor_unref(got);
+  dfx__tensor_unref(v);
+  dfx__tensor_unref(x);
+  kh_node_free(f);
+}
