@@ -26,7 +26,8 @@ const dfx_op_src dfx__op_table_internal[] = {
      * shape (or scalars) as one pass over memory. Step k applies ops[k]
      * (a TF op name) to operands[2k], operands[2k+1] (-1: none), where a
      * reference r < N is input r and r >= N is step r - N's result; the
-     * output is the last step's (kernels/fused/ew_fused.c). */
+     * output is the last step's, which every input reaches (a tree, as the
+     * pass writes it) (kernels/fused/ew_fused.c). */
     {"_FusedElementwise", "inputs: N * T -> output: T",
      "T: {float, double}; N: int >= 1; ops: list(string); operands: list(int)", 0},
     /* The remapper's MatMul + BiasAdd (+ an activation) (math_ops.cc). */

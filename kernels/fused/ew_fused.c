@@ -290,13 +290,14 @@ static dfx_code ewf_broadcasting(dfx_kctx *ctx, const ewf_prog *p, dfx_dtype t) 
       break;
     }
     if (k < last) val[p->n_in + k] = o;
+    if (o->count == 0) continue;
     const void *pa = operand(a, nd, dims, o->count, es, &buf[0], &cap[0]);
     const void *pb = b ? operand(b, nd, dims, o->count, es, &buf[1], &cap[1]) : pa;
     if (!pa || !pb) {
       rc = dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
       break;
     }
-    if (o->count) step(dbl, (ewf_op)p->op[k], o->count, pa, pb, o->data);
+    step(dbl, (ewf_op)p->op[k], o->count, pa, pb, o->data);
     if (o->count > EWF_POLL_GRAIN && k < last) rc = dfx__kctx_poll(ctx);
   }
   if (rc != DFX_OK && ctx->out[0]) {

@@ -188,6 +188,16 @@ Test(ew_fused, broadcasting_inputs_give_the_unfused_bits) {
     same_bits(got, want, "broadcast tree");
     for (dfx_tensor **p = (dfx_tensor *[]){x, y, z, m, th, want, got, NULL}; *p; p++) dfx__tensor_unref(*p);
     kh_node_free(f);
+    /* An empty tensor meeting a broadcast one. */
+    x = values(t, 2, (int64_t[]){0, 5}, 4);
+    y = values(t, 2, (int64_t[]){1, 5}, 5);
+    want = run_op("Mul", t, (dfx_tensor *[]){x, y}, 2);
+    const char *mul = "Mul";
+    f = fused(t, 2, &mul, (int64_t[]){0, 1}, 1);
+    got = run_ok(f, (dfx_tensor *[]){x, y}, 2);
+    same_bits(got, want, "empty");
+    for (dfx_tensor **p = (dfx_tensor *[]){x, y, want, got, NULL}; *p; p++) dfx__tensor_unref(*p);
+    kh_node_free(f);
     x = values(t, 2, (int64_t[]){1, 5}, 4);
     y = values(t, 1, (int64_t[]){5}, 5);
     want = run_op("Sub", t, (dfx_tensor *[]){y, x}, 2);
