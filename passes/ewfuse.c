@@ -28,12 +28,15 @@
  * kernels' results and errors. Trees of one node stay as they are.
  *
  * Not in the default pipeline: _FusedElementwise is dfexec's own op, so a
- * graph `dfexec optimize` wrote with it would not load in TensorFlow; the
- * gain shows on large tensors (bench/ case ewchain, 1M floats: about 1.4x
- * to 1.6x, measured under load) but not measurably on the corpus' largest
- * graphs or the models, where few chains have one shape (lstm_mnist:
- * 413 -> 188 nodes, run time within the noise). Ask for it by naming it
- * in a pass list (--optimize ...,remap,ewfuse). */
+ * graph `dfexec optimize` wrote with it would not load in TensorFlow; and
+ * its gain is not established: bench/ case ewchain (1M floats) gave the
+ * fused node 1.6x over the four kernels in one run and the same time
+ * within the noise in three others (all measured at load ~20 on 2 cores;
+ * the chain is compute-bound at -O2, so the memory traffic it saves
+ * matters less), and the corpus' largest graphs and the models ran within
+ * the noise (lstm_mnist: 413 -> 188 nodes). Measure on a quiet machine
+ * before making it default. Ask for it by naming it in a pass list
+ * (--optimize ...,remap,ewfuse). */
 #include <string.h>
 
 #include "alloc.h"
