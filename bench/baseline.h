@@ -35,5 +35,7 @@ void base_two_counters(int32_t n, int threads);
 void base_invariant_mm(int32_t n, int d, const float *A, const float *B, float *acc, float *tmp);
 /* x = 0; n times x = x + 1 on floats, kept from folding. Returns x. */
 float base_chain(int n);
+/* y = tanh(x * a + b) * c over n floats, one loop (what ewfuse makes of the graph). */
+void base_ew_chain(int64_t n, const float *x, float a, float b, float c, float *y);
 
 #endif

@@ -520,6 +520,7 @@ static void case_licm(bench_ctx *bc) {
 
 void bench_case_memory(bench_ctx *bc); /* memcase.c */
 void bench_case_kernels(bench_ctx *bc); /* kcase.c */
+void bench_case_ewchain(bench_ctx *bc); /* ewcase.c */
 
 /* Memory runs first: it forks before any engine object exists. */
 const bench_case bench_cases[] = {
@@ -535,5 +536,6 @@ const bench_case bench_cases[] = {
     {"licm", "10. acc += A @ B (128x128, invariant), run as given vs with the licm pass", case_licm},
     {"kernels", "11. single kernels (Tanh, Sigmoid, Add, Sum, Softmax, MatMul) vs host-compiled C, 1 and 2 threads",
      bench_case_kernels},
+    {"ewchain", "12. y = tanh(x * a + b) * c over 1M floats: as given vs the ewfuse pass", bench_case_ewchain},
     {NULL, NULL, NULL},
 };

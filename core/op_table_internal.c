@@ -30,6 +30,14 @@ const dfx_op_src dfx__op_table_internal[] = {
      "data_format: {'NHWC', 'NCHW'} = 'NHWC'; dilations: list(int) = [1, 1, 1, 1]; fused_ops: list(string) = []; "
      "epsilon: float = 0.0001; leakyrelu_alpha: float = 0.2",
      0},
+    /* dfexec's ewfuse pass: a chain of elementwise ops over inputs of one
+     * shape (or scalars) as one pass over memory. Step k applies ops[k]
+     * (a TF op name) to operands[2k], operands[2k+1] (-1: none), where a
+     * reference r < N is input r and r >= N is step r - N's result; the
+     * output is the last step's, which every input reaches (a tree, as the
+     * pass writes it) (kernels/fused/ew_fused.c). */
+    {"_FusedElementwise", "inputs: N * T -> output: T",
+     "T: {float, double}; N: int >= 1; ops: list(string); operands: list(int)", 0},
     /* The remapper's MatMul + BiasAdd (+ an activation) (math_ops.cc). */
     {"_FusedMatMul", "a: T, b: T, args: num_args * T -> product: T",
      "transpose_a: bool = false; transpose_b: bool = false; T: {bfloat16, half, float}; num_args: int >= 0; "

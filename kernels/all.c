@@ -18,6 +18,7 @@ void dfx__kernels_vision(dfx_registry *r);
 void dfx__kernels_seq(dfx_registry *r);
 void dfx__kernels_var(dfx_registry *r);
 void dfx__kernels_list(dfx_registry *r);
+void dfx__kernels_fused(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -38,4 +39,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_seq(r);
   dfx__kernels_var(r);
   dfx__kernels_list(r);
+  dfx__kernels_fused(r);
 }

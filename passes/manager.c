@@ -37,6 +37,7 @@ static const dfx_pass *const all_passes[] = {
     &dfx__pass_fold_batchnorm,
     &dfx__pass_fold_pad,
     &dfx__pass_remap,
+    &dfx__pass_ewfuse,
 };
 #define N_PASSES ((int)(sizeof all_passes / sizeof all_passes[0]))
 #define MAX_ROUNDS 3

@@ -76,6 +76,7 @@ extern const dfx_pass dfx__pass_licm;       /* licm.c */
 extern const dfx_pass dfx__pass_fold_batchnorm; /* fold_batchnorm.c */
 extern const dfx_pass dfx__pass_fold_pad;   /* fold_pad.c */
 extern const dfx_pass dfx__pass_remap;      /* remap.c */
+extern const dfx_pass dfx__pass_ewfuse;     /* ewfuse.c */
 
 /* Whether g (final) holds functional ops (If, Case, While, function
  * calls) that the `lower` pass must rewrite before anything can run it. */

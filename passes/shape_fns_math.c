@@ -123,6 +123,15 @@ static void broadcast_with(dfx_shape_ctx *c, binop f) {
 }
 
 static void broadcast(dfx_shape_ctx *c) { broadcast_with(c, NULL); }
+
+/* _FusedElementwise (the ewfuse pass): inputs of one shape or scalars, so
+ * the broadcast of them all. */
+static void broadcast_all(dfx_shape_ctx *c) {
+  dfx_pshape out = *dfx__sctx_in(c, 0);
+  for (int k = 1; k < c->n_in; k++)
+    if (!dfx__pshape_broadcast(&out, dfx__sctx_in(c, k), &out)) return;
+  dfx__sctx_set(c, 0, &out);
+}
 static void add(dfx_shape_ctx *c) { broadcast_with(c, op_add); }
 static void sub(dfx_shape_ctx *c) { broadcast_with(c, op_sub); }
 static void mul(dfx_shape_ctx *c) { broadcast_with(c, op_mul); }
@@ -343,7 +352,7 @@ const dfx_shape_fn_def dfx__shape_fns_math[] = {
     {"TruncateMod", broadcast}, {"Xdivy", broadcast}, {"Xlog1py", broadcast}, {"Xlogy", broadcast},
     {"Zeta", broadcast}, {"Equal", equality}, {"NotEqual", equality}, {"ApproximateEqual", merge_both},
     {"Cross", merge_both}, {"Betainc", betainc}, {"Select", select}, {"SelectV2", select_v2},
-    {"AddN", add_n}, {"AccumulateNV2", add_n},
+    {"AddN", add_n}, {"AccumulateNV2", add_n}, {"_FusedElementwise", broadcast_all},
     /* reductions */
     {"Sum", reduce_sum}, {"Prod", reduce_prod}, {"Max", reduce_max}, {"Min", reduce_min}, {"Mean", reduce},
     {"All", reduce}, {"Any", reduce}, {"EuclideanNorm", reduce}, {"ArgMax", arg_reduce}, {"ArgMin", arg_reduce},

@@ -33,10 +33,10 @@ Test(manager, the_pipeline_runs_to_a_fixed_point) {
   cr_assert_eq(dfx_graph_optimize(g, &oo, &og, &rep, &st), DFX_OK, "%s", st.msg);
   cr_assert_eq(rep.nodes_before, 10);
   cr_assert_eq(rep.nodes_after, dfx_graph_node_count(og));
-  int last_round = 0, n_passes = 0;
-  while (dfx_optimize_pass(n_passes, NULL, NULL)) n_passes++;
+  int last_round = 0, n_passes = 0, in_default = 0;
+  for (int i = 0; dfx_optimize_pass(i, NULL, &in_default); i++) n_passes += in_default;
   for (int i = 0; i < rep.n_stats; i++) last_round = rep.stats[i].round;
-  cr_assert_eq(rep.n_stats, last_round * n_passes, "every pass, every round");
+  cr_assert_eq(rep.n_stats, last_round * n_passes, "every default pass, every round");
   cr_assert_geq(last_round, 2);
   cr_assert_leq(last_round, 3);
   /* y1 and y2 merged too (they read x and one Const): y = y1 - y1. */
