@@ -32,6 +32,7 @@ int dfx__cmd_dot(int argc, char **argv);
 int dfx__cmd_convert(int argc, char **argv);
 int dfx__cmd_optimize(int argc, char **argv);
 int dfx__cmd_ops(int argc, char **argv);
+int dfx__cmd_partition(int argc, char **argv);
 
 /* ---- cmd_optimize.c: shared with run ---- */
 

@@ -15,6 +15,7 @@ static const char main_help[] =
     "       dfexec convert IN OUT          convert between .pb and .pbtxt\n"
     "       dfexec optimize IN -o OUT      run the graph optimisation passes, write the result\n"
     "       dfexec ops                     every op with a kernel and its dtypes\n"
+    "       dfexec partition GRAPH --tasks N --out DIR   one GraphDef per task (_Send/_Recv)\n"
     "       dfexec COMMAND --help          help for one command\n"
     "\n"
     "GRAPH is a binary (.pb) or text (.pbtxt) GraphDef. Exit status: 0 on success,\n"
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "convert") == 0) return dfx__cmd_convert(argc - 1, argv + 1);
   if (strcmp(cmd, "optimize") == 0) return dfx__cmd_optimize(argc - 1, argv + 1);
   if (strcmp(cmd, "ops") == 0) return dfx__cmd_ops(argc - 1, argv + 1);
+  if (strcmp(cmd, "partition") == 0) return dfx__cmd_partition(argc - 1, argv + 1);
   /* Anything else (a graph path, or options first) is the implicit run. */
   return dfx__cmd_run(argc, argv);
 }
