@@ -76,6 +76,15 @@ dfx_code dfx__dist_partition(const dfx_graph *g, const int *task, int n_tasks, i
  * what ranks compare at start-up to check that they run the same graph. */
 uint64_t dfx__dist_graph_hash(const dfx_graph *g);
 
+/* ---- prepare.c ----
+ * A new final copy of g for one run signature: pruned to what the fetches
+ * and targets need, with each fed node that has inputs turned into a
+ * Placeholder of its dtype (names and devices kept). Errors name unknown
+ * ports. */
+dfx_code dfx__dist_prepare(const dfx_graph *g, const dfx_port *feeds, int n_feeds, const dfx_port *fetches,
+                           int n_fetches, const char *const *targets, int n_targets, dfx_graph **out,
+                           dfx_status *st);
+
 /* ---- local_rdv.c: the in-process rendezvous ---- */
 /* A new rendezvous for partitions run as threads of one process, or NULL
  * when out of memory. Values wait in a table until their receive comes, or

@@ -82,7 +82,7 @@ static dfx_code rdv_send(dfx_rendezvous *base, int64_t step, int dst_task, const
   uv_mutex_lock(&r->mu);
   const aborted *ab = find_abort(r, step);
   if (ab) {
-    dfx_code c = dfx__status_copy(st, &ab->st);
+    dfx_code c = dfx__status_set(st, DFX_ECANCELED, "step aborted: %s", ab->st.msg);
     uv_mutex_unlock(&r->mu);
     return c;
   }
@@ -121,7 +121,8 @@ static void rdv_recv(dfx_rendezvous *base, int64_t step, int src_task, const cha
   uv_mutex_lock(&r->mu);
   const aborted *ab = find_abort(r, step);
   if (ab) {
-    dfx_status copy = ab->st;
+    dfx_status copy;
+    dfx__status_set(&copy, DFX_ECANCELED, "step aborted: %s", ab->st.msg);
     uv_mutex_unlock(&r->mu);
     done(ud, copy.code, copy.msg, NULL, false);
     return;
@@ -199,8 +200,8 @@ static void rdv_abort(dfx_rendezvous *base, int64_t step, dfx_code code, const c
     dfx__status_set(&a->st, code, "%s", msg);
     ab = a;
   }
-  if (ab) why = ab->st;
-  else dfx__status_set(&why, code, "%s", msg);
+  /* Receivers fail as cancelled: the step's real error is the abort's. */
+  dfx__status_set(&why, DFX_ECANCELED, "step aborted: %s", ab ? ab->st.msg : msg);
   collect_step(r, step, &list);
   uv_mutex_unlock(&r->mu);
   finish_entries(list, &why);

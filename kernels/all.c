@@ -13,6 +13,7 @@ void dfx__kernels_extra(dfx_registry *r);
 void dfx__kernels_strings(dfx_registry *r);
 void dfx__kernels_fft(dfx_registry *r);
 void dfx__kernels_queue(dfx_registry *r);
+void dfx__kernels_dist(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -28,4 +29,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_strings(r);
   dfx__kernels_fft(r);
   dfx__kernels_queue(r);
+  dfx__kernels_dist(r);
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dist_run.h"
 
 static const char run_help[] =
     "usage: dfexec run GRAPH [options]    (or: dfexec GRAPH [options])\n"
@@ -40,6 +41,11 @@ static const char run_help[] =
     "                              or Perfetto\n"
     "  --timeout SECONDS           fail a run that takes longer\n"
     "  --max-iterations N          fail when a loop frame runs more iterations\n"
+    "  --tasks N                   partition the graph over N tasks and run them as\n"
+    "                              threads of this process (dfexec partition --help\n"
+    "                              says what is placed where); under mpiexec each\n"
+    "                              rank runs its own task instead\n"
+    "  --random-placement S        with --tasks: place every node at random (seed S)\n"
     "  --help                      this help\n"
     "\n"
     "With --format json, timings and statistics go to stderr so stdout stays JSON.\n"
@@ -54,12 +60,12 @@ typedef struct run_args {
   int n_feeds, n_fetches, n_targets;
   bool json, stats;
   const char *output_dir, *trace_path, *optimize;
-  long long threads, repeat, max_iterations;
+  long long threads, repeat, max_iterations, tasks, random_seed;
   double timeout;
 } run_args;
 
 enum { OPT_FEED = 256, OPT_FETCH, OPT_TARGET, OPT_FORMAT, OPT_OUTDIR, OPT_THREADS, OPT_REPEAT, OPT_STATS,
-       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_HELP };
+       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_TASKS, OPT_RANDOM, OPT_HELP };
 
 static const struct option run_opts[] = {
     {"feed", required_argument, NULL, OPT_FEED},          {"fetch", required_argument, NULL, OPT_FETCH},
@@ -68,6 +74,7 @@ static const struct option run_opts[] = {
     {"repeat", required_argument, NULL, OPT_REPEAT},      {"stats", no_argument, NULL, OPT_STATS},
     {"trace", required_argument, NULL, OPT_TRACE},        {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"max-iterations", required_argument, NULL, OPT_MAXITER}, {"optimize", required_argument, NULL, OPT_OPTIMIZE},
+    {"tasks", required_argument, NULL, OPT_TASKS},        {"random-placement", required_argument, NULL, OPT_RANDOM},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -124,6 +131,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
         return dfx__cli_usage("run", "--max-iterations needs a positive number, not '%s'", optarg);
       break;
     case 'h':
+    case OPT_TASKS:
+      if (!dfx__cli_parse_int(optarg, &a->tasks) || a->tasks < 1 || a->tasks > 4096)
+        return dfx__cli_usage("run", "--tasks '%s': expected a number from 1 to 4096", optarg);
+      break;
+    case OPT_RANDOM:
+      if (!dfx__cli_parse_int(optarg, &a->random_seed) || a->random_seed < 1 || a->random_seed > 0x7fffffff)
+        return dfx__cli_usage("run", "--random-placement '%s': expected a positive seed", optarg);
+      break;
     case OPT_HELP: fputs(run_help, stdout); return DFX_EXIT_OK;
     case ':': return dfx__cli_usage("run", "option '%s' needs a value", argv[optind - 1]);
     default: return dfx__cli_usage("run", "unknown option '%s'", argv[optind - 1]);
@@ -266,6 +281,14 @@ int dfx__cmd_run(int argc, char **argv) {
   double *times = NULL;
   int n_fetches = 0, n_feeds_done = 0;
   if (rc >= 0) goto fail;
+  if (a.random_seed && !a.tasks) {
+    rc = dfx__cli_usage("run", "--random-placement needs --tasks N");
+    goto fail;
+  }
+  if (a.tasks && (a.stats || a.trace_path)) {
+    rc = dfx__cli_usage("run", "--stats and --trace do not work with --tasks yet");
+    goto fail;
+  }
   rc = DFX_EXIT_ERROR;
   if (!st) {
     dfx__cli_error("out of memory");
@@ -358,7 +381,9 @@ int dfx__cmd_run(int argc, char **argv) {
     run_g = og;
   }
   dfx_session_options so = {.n_threads = (int)a.threads, .optimize = "none"};
-  if (dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
+  dfx_dist_options dopt = {.n_tasks = (int)a.tasks, .random_seed = (unsigned)a.random_seed,
+                           .n_threads = (int)a.threads, .only_task = -1};
+  if (!a.tasks && dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
@@ -371,8 +396,10 @@ int dfx__cmd_run(int argc, char **argv) {
     }
     if (tr) dfx__trace_attach(tr, &ro);
     double t0 = now_sec();
-    dfx_code c = dfx_session_run(s, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals, n_fetches,
-                                 (const char *const *)a.targets, a.n_targets, st);
+    dfx_code c = a.tasks ? dfx__dist_run_local(run_g, &dopt, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports,
+                                               fetch_vals, n_fetches, (const char *const *)a.targets, a.n_targets, st)
+                         : dfx_session_run(s, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals, n_fetches,
+                                           (const char *const *)a.targets, a.n_targets, st);
     times[r] = now_sec() - t0;
     if (c != DFX_OK) {
       dfx__cli_error("%s", dfx_status_message(st));
