@@ -45,4 +45,16 @@ dfx_code dfx__dist_run_local(const dfx_graph *g, const dfx_dist_options *o, cons
                              dfx_tensor **fetch_vals, int n_fetches, const char *const *targets, int n_targets,
                              dfx_status *st);
 
+#ifdef DFX_HAVE_MPI
+#include "dist_mpi.h"
+/* One step as this process's rank of an MPI world (dist_run_mpi.c):
+ * collective, every rank calls it with the same arguments and step id.
+ * Rank 0 receives every fetch; the others none. All ranks return the same
+ * code; rank 0's status has the message (naming the rank that failed). */
+dfx_code dfx__dist_run_mpi(dfx_mpi *m, const dfx_graph *g, const dfx_dist_options *o, const dfx_run_options *ro,
+                           int64_t step, const dfx_port *feeds, dfx_tensor *const *feed_vals, int n_feeds,
+                           const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches, const char *const *targets,
+                           int n_targets, dfx_status *st);
+#endif
+
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dist.h"
 #include "dist_run.h"
 
 static const char run_help[] =
@@ -53,6 +54,21 @@ static const char run_help[] =
     "runs are slower than plain ones (loops most: their Consts, Identities, Switches\n"
     "and Merges are otherwise run without a trip through the scheduler).\n"
     "Exit status: 0 success, 1 graph or run error, 2 usage error.\n";
+
+#ifdef DFX_HAVE_MPI
+#define run_mpi dfx__dist_run_mpi
+static bool rank_zero(dfx_mpi *m) { return dfx__mpi_rank(m) == 0; }
+#else
+static bool rank_zero(void *m) { return true; }
+/* Built without MPI: never called (mpi stays NULL). */
+typedef struct dfx_mpi dfx_mpi;
+static dfx_code run_mpi(dfx_mpi *m, const dfx_graph *g, const dfx_dist_options *o, const dfx_run_options *ro,
+                        int64_t step, const dfx_port *feeds, dfx_tensor *const *feed_vals, int n_feeds,
+                        const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches, const char *const *targets,
+                        int n_targets, dfx_status *st) {
+  return DFX_EUNIMPL;
+}
+#endif
 
 typedef struct run_args {
   const char *graph;
@@ -271,6 +287,7 @@ int dfx__cmd_run(int argc, char **argv) {
   dfx_optimize_report report = {0};
   dfx_session *s = NULL;
   dfx_trace *tr = NULL;
+  dfx_mpi *mpi = NULL;
   dfx_cli_port *feeds = NULL, *fetches = NULL;
   dfx_tensor **feed_vals = NULL, **fetch_vals = NULL;
   dfx_port *feed_ports = NULL, *fetch_ports = NULL;
@@ -294,6 +311,35 @@ int dfx__cmd_run(int argc, char **argv) {
     dfx__cli_error("out of memory");
     goto fail;
   }
+#ifdef DFX_HAVE_MPI
+  /* Under mpiexec each rank runs its task; only rank 0 prints, and the
+   * ranks first check that they hold the same graph and command line. */
+  if (!a.tasks && dfx__mpi_launched()) {
+    if (dfx__mpi_new(NULL, NULL, &mpi, st) != DFX_OK) {
+      dfx__cli_error("%s", dfx_status_message(st));
+      goto fail;
+    }
+    if (dfx__mpi_rank(mpi) != 0 && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) {
+      rc = DFX_EXIT_ERROR;
+      goto fail;
+    }
+    uint64_t h = 0;
+    if (dfx_graph_load(a.graph, &g, st) == DFX_OK) {
+      h = dfx__dist_graph_hash(g);
+      for (int i = 1; i < argc; i++)
+        for (const char *q = argv[i]; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ull;
+    } else {
+      dfx__cli_error("%s", dfx_status_message(st));
+    }
+    dfx_status *hs = dfx_status_new();
+    if (dfx__mpi_check_hash(mpi, h, hs) != DFX_OK || !g) {
+      if (g) dfx__cli_error("%s", dfx_status_message(hs));
+      dfx_status_free(hs);
+      goto fail;
+    }
+    dfx_status_free(hs);
+  } else
+#endif
   if (dfx_graph_load(a.graph, &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
@@ -383,7 +429,7 @@ int dfx__cmd_run(int argc, char **argv) {
   dfx_session_options so = {.n_threads = (int)a.threads, .optimize = "none"};
   dfx_dist_options dopt = {.n_tasks = (int)a.tasks, .random_seed = (unsigned)a.random_seed,
                            .n_threads = (int)a.threads, .only_task = -1};
-  if (!a.tasks && dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
+  if (!a.tasks && !mpi && dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
@@ -396,7 +442,9 @@ int dfx__cmd_run(int argc, char **argv) {
     }
     if (tr) dfx__trace_attach(tr, &ro);
     double t0 = now_sec();
-    dfx_code c = a.tasks ? dfx__dist_run_local(run_g, &dopt, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports,
+    dfx_code c = mpi ? run_mpi(mpi, run_g, &dopt, &ro, r + 1, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals,
+                               n_fetches, (const char *const *)a.targets, a.n_targets, st)
+                 : a.tasks ? dfx__dist_run_local(run_g, &dopt, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports,
                                                fetch_vals, n_fetches, (const char *const *)a.targets, a.n_targets, st)
                          : dfx_session_run(s, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals, n_fetches,
                                            (const char *const *)a.targets, a.n_targets, st);
@@ -408,6 +456,10 @@ int dfx__cmd_run(int argc, char **argv) {
     if (tr) dfx__trace_accumulate(tr);
   }
 
+  if (mpi && !rank_zero(mpi)) { /* only rank 0 holds the fetches and prints */
+    rc = DFX_EXIT_OK;
+    goto fail;
+  }
   if (a.json) {
     dfx__print_json(stdout, fetch_names, fetch_vals, n_fetches);
   } else {
@@ -467,5 +519,8 @@ fail:
   free(a.feed_args);
   free(a.fetch_args);
   free(a.targets);
+#ifdef DFX_HAVE_MPI
+  dfx__mpi_free(mpi);
+#endif
   return rc;
 }
