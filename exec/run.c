@@ -102,6 +102,9 @@ static void wait_async(dfx_run *r) {
   bool aborted = false;
   for (;;) {
     dfx__run_drain_inbox(r);
+    /* This thread takes no pooled work (it stays free for completions), so
+     * what its resumed nodes queued must wake a worker now. */
+    if (r->pool) dfx__pool_nudge(r->pool);
     if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) break;
     if (dfx__step_is_cancelled(&r->step) && !aborted) {
       aborted = true;
