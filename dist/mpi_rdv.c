@@ -14,6 +14,7 @@
  * Aborts travel as their own message to every rank: an error anywhere
  * fails every rank's pending receives of that step. */
 #include <errno.h>
+#include <sched.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,11 +240,15 @@ static void comm_thread(void *arg) {
       idle = 0;
       continue;
     }
-    /* Back off: spin briefly (a reply is often microseconds away), then
-     * sleep longer and longer, up to 1 ms; a queued send wakes us. */
+    /* Back off: yield for a while (in a loop across ranks the reply is
+     * often microseconds away), then sleep longer and longer, up to 1 ms;
+     * a queued send wakes us at once. */
     idle++;
-    if (idle < 64) continue;
-    long ns = idle < 256 ? 20000 : idle < 1024 ? 200000 : 1000000;
+    if (idle < 2000) {
+      sched_yield();
+      continue;
+    }
+    long ns = idle < 2200 ? 50000 : idle < 2500 ? 200000 : 1000000;
     uv_mutex_lock(&m->mu);
     if (!m->queue && !m->stop) {
       uint64_t t = (uint64_t)ns;
@@ -381,6 +386,7 @@ dfx_code dfx__mpi_agree(dfx_mpi *m, int value, int *out, dfx_status *st) {
 
 dfx_rendezvous *dfx__mpi_rendezvous(dfx_mpi *m) {
   if (!m->started) {
+    m->stop = 0; /* a previous step's dfx__mpi_stop left it set */
     if (uv_thread_create(&m->thread, comm_thread, m)) return NULL;
     m->started = true;
   }
