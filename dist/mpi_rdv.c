@@ -14,7 +14,6 @@
  * Aborts travel as their own message to every rank: an error anywhere
  * fails every rank's pending receives of that step. */
 #include <errno.h>
-#include <sched.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,15 +239,13 @@ static void comm_thread(void *arg) {
       idle = 0;
       continue;
     }
-    /* Back off: yield for a while (in a loop across ranks the reply is
-     * often microseconds away), then sleep longer and longer, up to 1 ms;
-     * a queued send wakes us at once. */
+    /* Back off: poll for a while (in a loop across ranks the reply is
+     * often microseconds away: about 100 us of polling), then sleep longer
+     * and longer, up to 1 ms, so an idle rank leaves its core alone; a
+     * queued send wakes the thread at once. */
     idle++;
-    if (idle < 2000) {
-      sched_yield();
-      continue;
-    }
-    long ns = idle < 2200 ? 50000 : idle < 2500 ? 200000 : 1000000;
+    if (idle < 256) continue;
+    long ns = idle < 320 ? 20000 : idle < 400 ? 200000 : 1000000;
     uv_mutex_lock(&m->mu);
     if (!m->queue && !m->stop) {
       uint64_t t = (uint64_t)ns;
