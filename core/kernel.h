@@ -32,6 +32,7 @@
 #include "tensor.h"
 
 typedef struct dfx_step dfx_step;
+typedef struct dfx_async dfx_async;
 
 typedef struct dfx_kctx {
   const dfx_node *node;
@@ -48,6 +49,11 @@ typedef struct dfx_kctx {
   /* Idle threads a kernel may borrow (parallel.h); NULL: run on this thread
    * only. Use it through dfx__kctx_parallel_for. */
   const dfx_parallel *par;
+  /* Transfer and asynchronous kernels only (flags below); zero otherwise. */
+  bool input_dead;      /* DFX_KERNEL_TRANSFER: the instance is dead, inputs may be NULL */
+  uint64_t frame_id;    /* the frame instance (rendezvous.h), for rendezvous keys */
+  dfx_async *async;     /* DFX_KERNEL_ASYNC: the handle dfx__kctx_defer hands out */
+  bool deferred;        /* set by dfx__kctx_defer */
 } dfx_kctx;
 
 typedef dfx_code (*dfx_kernel_fn)(dfx_kctx *ctx);
@@ -69,6 +75,26 @@ enum {
    * (exec/policy.h keeps it on the pool), so it cannot hold up the node
    * it waits for. */
   DFX_KERNEL_BLOCKING = 16,
+  /* May finish after it returns (a _Recv waiting for its value): the
+   * kernel calls dfx__kctx_defer, returns DFX_OK at once and completes
+   * through dfx__async_done from any thread. The executor keeps the node
+   * instance pending without holding a thread, so many receives waiting at
+   * once cannot starve a small pool (--threads 1). */
+  DFX_KERNEL_ASYNC = 32,
+  /* Runs even when the instance is dead, with ctx->input_dead set (TF's
+   * transfer nodes): a _Send must tell its _Recv that the tensor is dead. */
+  DFX_KERNEL_TRANSFER = 64,
+};
+
+/* A node instance whose kernel finishes later (DFX_KERNEL_ASYNC). The
+ * kernel fills out[] (new references), or sets is_dead, or records an error
+ * in st, then calls dfx__async_done once. The executor owns the struct. */
+struct dfx_async {
+  int n_out;
+  dfx_tensor **out;
+  bool is_dead;
+  dfx_status st;
+  void (*done)(struct dfx_async *a); /* the executor's: re-enters the scheduler */
 };
 
 typedef struct dfx_kernel_def {
@@ -139,6 +165,15 @@ static inline dfx_tensor *dfx__kctx_take_unique(dfx_kctx *ctx, int k) {
   ctx->in[k] = NULL;
   return t;
 }
+/* In a DFX_KERNEL_ASYNC kernel: the instance completes later, through the
+ * returned handle (see dfx_async); the kernel then returns DFX_OK without
+ * outputs. NULL when the kernel runs outside an executor. */
+static inline dfx_async *dfx__kctx_defer(dfx_kctx *ctx) {
+  if (!ctx->async) return NULL;
+  ctx->deferred = true;
+  return ctx->async;
+}
+static inline void dfx__async_done(dfx_async *a) { a->done(a); }
 /* Records an error message for this node and returns `code`. */
 dfx_code dfx__kctx_fail(dfx_kctx *ctx, dfx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -45,8 +45,18 @@ const dfx_op_src dfx__op_table_internal[] = {
      0},
     /* Cast placed on the host by TF's placer; the same kernel. */
     {"_HostCast", "x: SrcT -> y: DstT", "SrcT: type; DstT: type; Truncate: bool = false", 0},
+    /* Partitioned graphs (dist/partition.c): the receiving half of an edge
+     * between two tasks, and the sending half (TF's sendrecv_ops.cc). */
+    {"_Recv", "-> tensor: tensor_type",
+     "tensor_type: type; tensor_name: string; send_device: string; send_device_incarnation: int; "
+     "recv_device: string; client_terminated: bool = false",
+     DFX_OP_STATEFUL},
     /* A function result: fetching its input is how to read it. */
     {"_Retval", "input: T", "T: type; index: int >= 0", DFX_OP_STATEFUL},
+    {"_Send", "tensor: T",
+     "T: type; tensor_name: string; send_device: string; send_device_incarnation: int; recv_device: string; "
+     "client_terminated: bool = false",
+     DFX_OP_STATEFUL},
     /* Case's lowering (tf-semantics §2.1): forwards data to output_index. */
     {"_SwitchN", "data: T, output_index: int32 -> outputs: num_outs * T", "num_outs: int >= 1; T: type", 0},
     {NULL, NULL, NULL, 0}};

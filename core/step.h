@@ -25,6 +25,11 @@ struct dfx_step {
   uint64_t t0_ns;         /* uv_hrtime when the run started */
   uint64_t deadline_ns;   /* uv_hrtime past which the run has timed out; 0: none */
   struct dfx_resmgr *store; /* the session's resource store (borrowed); NULL outside a session */
+  /* Partitioned runs (rendezvous.h): where _Send and _Recv meet (borrowed;
+   * NULL for a plain run, whose transfer kernels then fail), and the step id
+   * that keeps concurrent runs apart. */
+  struct dfx_rendezvous *rendezvous;
+  int64_t step_id;
 };
 
 typedef struct dfx_step dfx_step;

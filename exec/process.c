@@ -12,18 +12,87 @@
 #include "control.h"
 #include "invariant.h"
 #include "policy.h"
+#include "rendezvous.h"
 #include "run.h"
+
+/* A node instance whose kernel finishes later. Two references: the
+ * executor's until execute() is done with the instance (input slots
+ * cleared), and the kernel's until dfx__async_done; whoever drops the last
+ * one hands it to the run's inbox, so the resumer never races the
+ * executor still clearing the instance's inputs. */
+struct dfx_async_inst {
+  dfx_async pub;
+  dfx_run *r;
+  dfx_tagged t;
+  int refs;                    /* atomic */
+  struct dfx_async_inst *next; /* in the run's inbox */
+  dfx_tensor *out[];
+};
+
+static void async_release(dfx_async_inst *a) {
+  if (__atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  dfx_run *r = a->r;
+  uv_mutex_lock(&r->inbox_mu);
+  a->next = r->inbox;
+  r->inbox = a;
+  uv_mutex_unlock(&r->inbox_mu);
+  sem_post(&r->inbox_sem);
+}
+
+static void async_done(dfx_async *pub) { async_release((dfx_async_inst *)pub); }
+
+static void async_free(dfx_async_inst *a) {
+  for (int k = 0; k < a->pub.n_out; k++) dfx__tensor_unref(a->out[k]);
+  dfx__free(a);
+}
+
+/* The frame instance's id in rendezvous keys: the chain of frame names and
+ * parent iterations, hashed (rendezvous.h). */
+static uint64_t frame_id(const dfx_frame *f) {
+  return f->parent ? dfx__rdv_frame_id(frame_id(f->parent), f->parent_iter_num, f->name) : 0;
+}
+
+/* Calls a transfer or asynchronous kernel (kept out of the hot path). An
+ * asynchronous one that defers leaves its handle in *pending and makes
+ * execute return DFX__PENDING. */
+static __attribute__((noinline)) dfx_code call_special(dfx_run *r, const dfx_tagged *t, dfx_kctx *ctx,
+                                                       const dfx_kernel_def *k, dfx_async_inst **pending) {
+  ctx->input_dead = t->dead;
+  ctx->frame_id = frame_id(t->frame);
+  dfx_async_inst *a = NULL;
+  if (k->flags & DFX_KERNEL_ASYNC) {
+    a = dfx__calloc(1, sizeof *a + sizeof(dfx_tensor *) * (size_t)(ctx->n_out + 1));
+    if (!a) return dfx__kctx_fail(ctx, DFX_ENOMEM, "out of memory");
+    a->pub.n_out = ctx->n_out;
+    a->pub.out = a->out;
+    a->pub.done = async_done;
+    a->r = r;
+    a->t = *t;
+    a->refs = 2;
+    ctx->async = &a->pub;
+  }
+  dfx_code c = k->fn(ctx);
+  if (a && ctx->deferred && c == DFX_OK) {
+    *pending = a;
+    return DFX__PENDING;
+  }
+  dfx__free(a); /* finished at once (or failed before deferring) */
+  return c;
+}
 
 /* ---- one node instance ---- */
 
 const char *dfx__run_frame_label(const dfx_frame *f) { return f->parent ? f->name : "(root)"; }
 
-static inline dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, dfx_status *msg) {
+static inline dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out, dfx_status *msg,
+                               dfx_async_inst **pending) {
   const dfx_fnode *n = &r->plan->flow.nodes[t->node];
   const dfx_pnode *x = &r->plan->nodes[t->node];
   dfx_tensor **in = t->iter->inputs + n->input_start;
   dfx_code c = DFX_OK;
-  if (t->dead) goto clear;
+  /* A dead instance runs nothing, except a transfer kernel, which must
+   * pass the deadness on to its partner. */
+  if (t->dead && !(x->kernel && (x->kernel->flags & DFX_KERNEL_TRANSFER))) goto clear;
   if (x->feed >= 0) {
     out[0] = dfx__tensor_ref(r->feed_vals[x->feed]);
     return DFX_OK;
@@ -37,7 +106,12 @@ static inline dfx_code execute(dfx_run *r, const dfx_tagged *t, dfx_tensor **out
   dfx_kctx ctx = {.node = x->g, .n_in = n->n_in, .in = in, .n_out = n->n_out, .out = out, .state = x->kstate,
                   .step = &r->step, .frame = dfx__run_frame_label(t->frame), .iter = t->iter->iter_num, .st = msg,
                   .own_inputs = true, .par = dfx__pool_parallel(r->pool)};
-  c = x->kernel->fn(&ctx);
+  if (__builtin_expect((x->kernel->flags & (DFX_KERNEL_ASYNC | DFX_KERNEL_TRANSFER)) != 0, 0)) {
+    c = call_special(r, t, &ctx, x->kernel, pending);
+    if (c == DFX__PENDING) goto clear;
+  } else {
+    c = x->kernel->fn(&ctx);
+  }
   if (c != DFX_OK) {
     /* Kernels return DFX_ENOMEM for any failed output; the helper knows why. */
     if (c == DFX_ENOMEM && msg->code != DFX_OK) c = msg->code;
@@ -200,7 +274,56 @@ static void drop_outputs(dfx_tensor **out, int n) {
     }
 }
 
+/* Takes a finished asynchronous instance's result as if execute had just
+ * produced it: outputs into out[], deadness into *t, an error into msg. */
+static dfx_code take_result(dfx_async_inst *a, dfx_tagged *t, dfx_tensor **out, dfx_status *msg) {
+  dfx_code c = a->pub.st.code;
+  if (c != DFX_OK) {
+    dfx__status_copy(msg, &a->pub.st);
+  } else if (a->pub.is_dead) {
+    t->dead = true;
+    t->dead_src = 0;
+  } else {
+    for (int k = 0; k < a->pub.n_out; k++) {
+      out[k] = a->out[k];
+      a->out[k] = NULL;
+      if (!out[k]) c = dfx__status_set(msg, DFX_EINTERNAL, "missing %d-th output of an asynchronous kernel", k);
+    }
+  }
+  async_free(a);
+  return c;
+}
+
+static void process(dfx_run *r, const dfx_tagged *first, int n_first, int worker, dfx_async_inst *resume);
+
 void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n_first, int worker) {
+  process(r, first, n_first, worker, NULL);
+}
+
+void dfx__run_resume(dfx_run *r, dfx_async_inst *inst) {
+  dfx_tagged t = inst->t;
+  process(r, &t, 1, 0, inst);
+}
+
+void dfx__run_drain_inbox(dfx_run *r) {
+  uv_mutex_lock(&r->inbox_mu);
+  dfx_async_inst *list = r->inbox, *fifo = NULL;
+  r->inbox = NULL;
+  uv_mutex_unlock(&r->inbox_mu);
+  while (list) { /* the inbox is a stack: oldest first */
+    dfx_async_inst *nx = list->next;
+    list->next = fifo;
+    fifo = list;
+    list = nx;
+  }
+  while (fifo) {
+    dfx_async_inst *nx = fifo->next;
+    dfx__run_resume(r, fifo);
+    fifo = nx;
+  }
+}
+
+static void process(dfx_run *r, const dfx_tagged *first, int n_first, int worker, dfx_async_inst *resume) {
   inline_q q = {.v = NULL, .cap = 32};
   q.v = q.small;
   for (int i = 1; i < n_first; i++)
@@ -222,6 +345,10 @@ void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n_first, int work
   for (;;) {
     const dfx_fnode *n = &plan->flow.nodes[t.node];
     ready.n = 0;
+    if (resume && dfx__step_is_cancelled(&r->step)) { /* nothing new runs after an error */
+      async_free(resume);
+      resume = NULL;
+    }
     if (!dfx__step_is_cancelled(&r->step)) {
       if ((++ticks % DFX_NUDGE_EVERY) == 0) {
         /* Queued expensive nodes wait for a thread that runs out of work,
@@ -246,15 +373,24 @@ void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n_first, int work
         out = small_out;
         c = dfx__status_set(&msg, DFX_ENOMEM, "out of memory");
       }
-      if (c == DFX_OK) {
+      dfx_async_inst *pending = NULL;
+      if (resume) {
+        c = take_result(resume, &t, out, &msg);
+        resume = NULL;
+      } else if (c == DFX_OK) {
         /* Only kernels that are not always cheap are timed (policy.h). */
         bool learn = !inline_ok && !t.dead && dfx__policy_should_time(plan, t.node, &rng);
         uint64_t t0 = learn || tracing ? uv_hrtime() : 0;
-        c = execute(r, &t, out, &msg);
+        c = execute(r, &t, out, &msg, &pending);
         if (learn) dfx__policy_cost_update(plan, t.node, uv_hrtime() - t0);
         if (tracing) trace(r, &t, t0, worker);
       }
-      if (c == DFX_OK) {
+      if (c == DFX__PENDING) {
+        /* The instance stays outstanding until dfx__run_resume: counted
+         * once more before the kernel's completion can count it out. */
+        __atomic_add_fetch(&r->outstanding, 1, __ATOMIC_ACQ_REL);
+        async_release(pending);
+      } else if (c == DFX_OK) {
         if (plan->nodes[t.node].n_fetch_slots) capture(r, &t, out);
         if (dfx__propagate(&r->prop, &t, out, &ready) != DFX_OK) {
           dfx__run_fail(r, msg.code, "%s", msg.msg);

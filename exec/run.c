@@ -2,14 +2,17 @@
  * collect the fetches (or the reason there are none), tear down. The first
  * error wins and cancels the run (tf-semantics §2.9); after it nothing new
  * starts, and the run drains. The per-node loop is in process.c. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "control.h"
 #include "invariant.h"
 #include "policy.h"
+#include "rendezvous.h"
 #include "run.h"
 
 /* ---- errors ---- */
@@ -24,6 +27,8 @@ void dfx__run_fail(dfx_run *r, dfx_code code, const char *fmt, ...) {
   }
   uv_mutex_unlock(&r->err_mu);
   dfx__step_cancel(&r->step);
+  /* The caller may sleep waiting for receives: wake it to abort them. */
+  if (r->async) sem_post(&r->inbox_sem);
 }
 
 /* ---- lifecycle ---- */
@@ -46,6 +51,13 @@ dfx_code dfx__run_init(dfx_run *r, const dfx_plan *plan, dfx_pool *pool, dfx_ten
   if ((c = dfx__step_init(&r->step)) != DFX_OK) goto fail_step;
   r->step.t0_ns = r->t0_ns;
   r->step.deadline_ns = r->deadline_ns;
+  for (int i = 0; i < plan->flow.n_nodes && !r->async; i++)
+    r->async = plan->nodes[i].kernel && (plan->nodes[i].kernel->flags & DFX_KERNEL_ASYNC);
+  if (r->async && (uv_mutex_init(&r->inbox_mu) || sem_init(&r->inbox_sem, 0, 0))) {
+    c = DFX_EINTERNAL;
+    dfx__step_destroy(&r->step);
+    goto fail_step;
+  }
   if ((c = dfx__prop_init(&r->prop, &plan->flow)) != DFX_OK) goto fail_prop;
   bool tracing = ro && ro->trace;
   r->prop.max_iterations = ro ? ro->max_iterations : 0;
@@ -54,6 +66,10 @@ dfx_code dfx__run_init(dfx_run *r, const dfx_plan *plan, dfx_pool *pool, dfx_ten
   r->prop.cancelled = &r->step.cancelled;
   return DFX_OK;
 fail_prop:
+  if (r->async) {
+    uv_mutex_destroy(&r->inbox_mu);
+    sem_destroy(&r->inbox_sem);
+  }
   dfx__step_destroy(&r->step);
 fail_step:
   uv_mutex_destroy(&r->err_mu);
@@ -64,6 +80,10 @@ fail_mu:
 }
 
 void dfx__run_destroy(dfx_run *r) {
+  if (r->async) {
+    uv_mutex_destroy(&r->inbox_mu);
+    sem_destroy(&r->inbox_sem);
+  }
   dfx__prop_destroy(&r->prop);
   dfx__step_destroy(&r->step);
   uv_mutex_destroy(&r->err_mu);
@@ -72,7 +92,57 @@ void dfx__run_destroy(dfx_run *r) {
   dfx__free(r->fetch_dead);
 }
 
+/* The caller's part in a run with asynchronous kernels: resume finished
+ * instances as they arrive, until the run is done. Sleeps on the inbox
+ * between them (waking every 100 ms to check the deadline); once the run
+ * is cancelled it aborts the step's pending receives, which then finish
+ * with that error, so the run drains instead of waiting for values that
+ * will never come. */
+static void wait_async(dfx_run *r) {
+  bool aborted = false;
+  for (;;) {
+    dfx__run_drain_inbox(r);
+    /* This thread takes no pooled work (it stays free for completions), so
+     * what its resumed nodes queued must wake a worker now. */
+    if (r->pool) dfx__pool_nudge(r->pool);
+    if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) break;
+    if (dfx__step_is_cancelled(&r->step) && !aborted) {
+      aborted = true;
+      if (r->step.rendezvous) {
+        dfx_status why;
+        uv_mutex_lock(&r->err_mu);
+        why = r->err;
+        uv_mutex_unlock(&r->err_mu);
+        if (why.code == DFX_OK) dfx__status_set(&why, DFX_ECANCELED, "the run was cancelled");
+        r->step.rendezvous->vt->abort(r->step.rendezvous, r->step.step_id, why.code, why.msg);
+      }
+      continue;
+    }
+    uint64_t now = uv_hrtime(), wait_ns = 100000000u;
+    if (r->deadline_ns && !aborted) {
+      if (now >= r->deadline_ns) {
+        dfx__run_fail(r, DFX_EDEADLINE, "run timed out after %.3f s", (double)(now - r->t0_ns) / 1e9);
+        continue;
+      }
+      if (r->deadline_ns - now < wait_ns) wait_ns = r->deadline_ns - now;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(wait_ns / 1000000000u);
+    ts.tv_nsec += (long)(wait_ns % 1000000000u);
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    while (sem_timedwait(&r->inbox_sem, &ts) != 0 && errno == EINTR) {
+    }
+  }
+}
+
 void dfx__run_start(dfx_run *r) {
+  /* The pool wakes the run's waiter when the run ends: with asynchronous
+   * kernels that is the inbox's semaphore, set before anything runs. */
+  if (r->async && r->pool) r->waiter = &r->inbox_sem;
   dfx_status st;
   dfx__status_clear(&st);
   dfx_ready ready;
@@ -98,7 +168,8 @@ void dfx__run_start(dfx_run *r) {
   }
   if (n_here > 0) dfx__run_process(r, ready.v, n_here, 0);
   dfx__ready_free(&ready);
-  if (r->pool) dfx__pool_help(r->pool, r);
+  if (r->async) wait_async(r);
+  else if (r->pool) dfx__pool_help(r->pool, r);
 }
 
 /* Builds the report of nodes waiting for inputs that never came. */

@@ -18,6 +18,11 @@
 #include "step.h"
 
 typedef struct dfx_pool dfx_pool;
+/* A node instance whose asynchronous kernel has not finished (process.c). */
+typedef struct dfx_async_inst dfx_async_inst;
+
+/* What execute returns for an instance whose kernel completes later. */
+#define DFX__PENDING ((dfx_code)1)
 
 typedef struct dfx_run {
   dfx_step step;                   /* kernels' view: resources, cancel flag */
@@ -35,6 +40,15 @@ typedef struct dfx_run {
   const dfx_run_options *ro;
   uint64_t t0_ns, deadline_ns;     /* uv_hrtime at start; 0: no deadline */
   struct dfx_run *next_active;     /* session's list of runs in progress */
+  /* Asynchronous kernels (DFX_KERNEL_ASYNC, a _Recv): when the plan has
+   * any, finished instances queue in the inbox and the run's caller thread
+   * resumes them (dfx__run_resume); it sleeps on inbox_sem meanwhile, and
+   * is the pool's waiter for the run's end too. No worker ever waits for a
+   * value. */
+  bool async;
+  uv_mutex_t inbox_mu;             /* guards inbox */
+  sem_t inbox_sem;
+  dfx_async_inst *inbox;           /* LIFO of finished instances */
 } dfx_run;
 
 /* ---- run.c ---- */
@@ -60,6 +74,12 @@ void dfx__run_fail(dfx_run *r, dfx_code code, const char *fmt, ...) __attribute_
  * queue dequeue) goes to the pool instead of waiting here in front of a
  * root that would unblock it. */
 void dfx__run_process(dfx_run *r, const dfx_tagged *first, int n, int worker);
+/* Resumes a finished asynchronous instance (its kernel's outputs, deadness
+ * or error) and runs what it makes ready on this thread, as
+ * dfx__run_process does. Frees inst. */
+void dfx__run_resume(dfx_run *r, dfx_async_inst *inst);
+/* Resumes every instance in the inbox, oldest first. */
+void dfx__run_drain_inbox(dfx_run *r);
 /* "(root)" for the root frame, else the frame's name: for messages. */
 const char *dfx__run_frame_label(const dfx_frame *f);
 

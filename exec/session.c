@@ -215,6 +215,17 @@ static dfx_code check_feeds(const dfx_graph *g, const dfx_port *feeds, dfx_tenso
 dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_port *feeds, dfx_tensor *const *feed_vals,
                          int n_feeds, const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches,
                          const char *const *targets, int n_targets, dfx_status *st) {
+  return dfx__session_run_linked(s, ro, NULL, feeds, feed_vals, n_feeds, fetches, fetch_vals, n_fetches, targets,
+                                 n_targets, st);
+}
+
+/* Step ids of runs no partitioned session names: distinct per process. */
+static int64_t next_step_id = 1;
+
+dfx_code dfx__session_run_linked(dfx_session *s, const dfx_run_options *ro, const dfx_step_link *link,
+                                 const dfx_port *feeds, dfx_tensor *const *feed_vals, int n_feeds,
+                                 const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches,
+                                 const char *const *targets, int n_targets, dfx_status *st) {
   dfx__status_clear(st);
   if (fetch_vals)
     for (int i = 0; i < n_fetches; i++) fetch_vals[i] = NULL;
@@ -239,6 +250,8 @@ dfx_code dfx_session_run(dfx_session *s, const dfx_run_options *ro, const dfx_po
     return c;
   }
   r->step.store = s->res;
+  r->step.rendezvous = link ? link->rendezvous : NULL;
+  r->step.step_id = link ? link->step_id : -__atomic_fetch_add(&next_step_id, 1, __ATOMIC_RELAXED);
   uv_mutex_lock(&s->mu);
   r->next_active = s->active;
   s->active = r;

@@ -29,5 +29,20 @@ dfx_code dfx__session_new(const dfx_graph *g, const dfx_registry *reg, const dfx
  * borrowed for the session's life: how the checkpoint calls reach the
  * variables every run of the session sees. */
 struct dfx_resmgr *dfx__session_store(dfx_session *s);
+/* A run that is one task's part of a partitioned step: its _Send and
+ * _Recv kernels meet the other tasks' in `rendezvous` (borrowed) under
+ * `step_id`, the same on every task of the step and distinct between
+ * concurrent steps (unlinked runs get negative ids). */
+typedef struct dfx_step_link {
+  struct dfx_rendezvous *rendezvous;
+  int64_t step_id;
+} dfx_step_link;
+
+/* dfx_session_run for one task of a partitioned step (link may be NULL:
+ * a plain run). */
+dfx_code dfx__session_run_linked(dfx_session *s, const dfx_run_options *ro, const dfx_step_link *link,
+                                 const dfx_port *feeds, dfx_tensor *const *feed_vals, int n_feeds,
+                                 const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches,
+                                 const char *const *targets, int n_targets, dfx_status *st);
 
 #endif

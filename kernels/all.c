@@ -19,6 +19,7 @@ void dfx__kernels_seq(dfx_registry *r);
 void dfx__kernels_var(dfx_registry *r);
 void dfx__kernels_list(dfx_registry *r);
 void dfx__kernels_fused(dfx_registry *r);
+void dfx__kernels_dist(dfx_registry *r);
 
 void dfx__kernels_register_all(dfx_registry *r);
 void dfx__kernels_register_all(dfx_registry *r) {
@@ -40,4 +41,5 @@ void dfx__kernels_register_all(dfx_registry *r) {
   dfx__kernels_var(r);
   dfx__kernels_list(r);
   dfx__kernels_fused(r);
+  dfx__kernels_dist(r);
 }

@@ -11,7 +11,7 @@ mode=${1:-run}
 
 pkgs="build-essential meson ninja-build pkg-config protobuf-c-compiler libprotobuf-c-dev
       protobuf-compiler libuv1-dev libopenblas-dev liblapacke-dev libcriterion-dev graphviz libre2-dev
-      libkissfft-dev"
+      libkissfft-dev mpich libmpich-dev"
 # Test mode: the fuzz smoke run needs clang and the libFuzzer runtime, the
 # Python package's tests numpy and pytest (Debian's python3).
 [ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev python3-numpy python3-pytest"

@@ -37,6 +37,8 @@ typedef struct case_cfg {
   int via_graphdef;             /* 1: optimise for the case's ports with dfx_graph_optimize, write the result
                                  * as a GraphDef, import that and run it unoptimised (what `dfexec optimize`
                                  * then `dfexec run --optimize none` does) */
+  int tasks;                    /* > 0: a partitioned run over this many in-process tasks (dist/) */
+  int random_seed;              /* with tasks: random placement of every node */
 } case_cfg;
 
 /* Parses case.json text (borrowed) into *out. Returns 0, or -1 with a

@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "file.h"
 #include "values.h"
+#include "dist_run.h"
 
 /* The op of the fetched node, for "mismatch: <op>" groups. */
 static const char *fetch_op(const dfx_graph *g, const char *name) {
@@ -144,11 +145,23 @@ void case_run(const char *dir, const case_cfg *cfg, outcome *o) {
     goto fail;
   }
   dfx_session_options so = { .n_threads = cfg->threads, .optimize = cfg->via_graphdef ? "none" : cfg->optimize };
+  dfx_run_options ro = { .timeout_sec = cfg->timeout };
+  if (cfg->tasks > 0) { /* partitioned: every task a thread of this process */
+    dfx_dist_options dopt = { .n_tasks = cfg->tasks, .random_seed = (unsigned)cfg->random_seed,
+                              .n_threads = cfg->threads, .only_task = -1 };
+    code = dfx__dist_run_local(g, &dopt, &ro, feeds, feed_vals, c.n_feeds, fetches, fetch_vals, c.n_fetches, NULL, 0, st);
+    if (code != DFX_OK) {
+      outcome_from_error(o, code, dfx_status_message(st));
+      goto fail;
+    }
+    for (int i = 0; i < c.n_fetches; i++) check_fetch(dir, &c, g, i, fetch_vals[i], o);
+    o->pass = o->n_reasons == 0;
+    goto fail;
+  }
   if ((code = dfx_session_new(g, &so, &s, st)) != DFX_OK) {
     outcome_from_error(o, code, dfx_status_message(st));
     goto fail;
   }
-  dfx_run_options ro = { .timeout_sec = cfg->timeout };
   code = dfx_session_run(s, &ro, feeds, feed_vals, c.n_feeds, fetches, fetch_vals, c.n_fetches, NULL, 0, st);
   if (code != DFX_OK) {
     outcome_from_error(o, code, dfx_status_message(st));

@@ -13,7 +13,7 @@
 
 typedef struct opts {
   const char *json, *filter, *dir, *optimize;
-  int threads, jobs, verbose, no_fork, via_graphdef;
+  int threads, jobs, verbose, no_fork, via_graphdef, tasks, random_seed;
   double timeout;
   long min_pass;  /* -1: no floor */
 } opts;
@@ -22,6 +22,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: dfx-conformance [--json REPORT.json] [--threads N] [--jobs N] [--filter SUBSTR]\n"
           "                       [--timeout SEC] [--min-pass N] [--optimize LIST] [--via-graphdef]\n"
+          "                       [--tasks N [--random-placement SEED]]\n"
           "                       [--verbose] [--no-fork] DIR\n"
           "Runs every case (a directory with a case.json) under DIR, each in its own\n"
           "process, and prints passed/total with the failures grouped by reason.\n"
@@ -63,7 +64,15 @@ static int parse_args(int argc, char **argv, opts *o) {
     } else if (!strcmp(a, "--json")) o->json = argv[++i];
     else if (!strcmp(a, "--filter")) o->filter = argv[++i];
     else if (!strcmp(a, "--optimize")) o->optimize = argv[++i];
-    else if (!strcmp(a, "--threads") || !strcmp(a, "--jobs") || !strcmp(a, "--min-pass")) {
+    else if (!strcmp(a, "--tasks") || !strcmp(a, "--random-placement")) {
+      if (parse_long(val, 1, 1000000, &v) != 0) {
+        fprintf(stderr, "dfx-conformance: bad value for %s: %s\n", a, val);
+        return -1;
+      }
+      if (!strcmp(a, "--tasks")) o->tasks = (int)v;
+      else o->random_seed = (int)v;
+      i++;
+    } else if (!strcmp(a, "--threads") || !strcmp(a, "--jobs") || !strcmp(a, "--min-pass")) {
       if (parse_long(val, 0, 1000000, &v) != 0) {
         fprintf(stderr, "dfx-conformance: bad value for %s: %s\n", a, val);
         return -1;
@@ -117,7 +126,8 @@ int main(int argc, char **argv) {
   }
   printf("running %d cases from %s\n", n, o.dir);
   runner_cfg rc = {
-    .run = { .threads = o.threads, .timeout = o.timeout, .optimize = o.optimize, .via_graphdef = o.via_graphdef },
+    .run = { .threads = o.threads, .timeout = o.timeout, .optimize = o.optimize, .via_graphdef = o.via_graphdef,
+             .tasks = o.tasks, .random_seed = o.random_seed },
     .jobs = o.no_fork ? 0 : o.jobs,
     /* Loading and comparing also take time: allow a margin over the run
      * deadline before the child is killed. */

@@ -36,6 +36,7 @@ int dfx__cmd_ops(int argc, char **argv);
 int dfx__cmd_bench(int argc, char **argv);
 int dfx__cmd_ckpt(int argc, char **argv);
 int dfx__cmd_grad(int argc, char **argv);
+int dfx__cmd_partition(int argc, char **argv);
 
 /* ---- cmd_optimize.c: shared with run ---- */
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dist.h"
+#include "dist_run.h"
 
 static const char run_help[] =
     "usage: dfexec run GRAPH [options]    (or: dfexec GRAPH [options])\n"
@@ -43,8 +45,14 @@ static const char run_help[] =
     "  --trace FILE.json           Chrome trace of the (last) run, for chrome://tracing\n"
     "                              or Perfetto\n"
     "  --timeout SECONDS           fail a run that takes longer\n"
-    "  --max-iterations N          fail when a loop frame runs more iterations\n"    "  --seed N                    graph-level random seed (TF's set_random_seed): random\n"
+    "  --max-iterations N          fail when a loop frame runs more iterations\n"
+    "  --seed N                    graph-level random seed (TF's set_random_seed): random\n"
     "                              ops the graph left unseeded repeat exactly\n"
+    "  --tasks N                   partition the graph over N tasks and run them as\n"
+    "                              threads of this process (dfexec partition --help\n"
+    "                              says what is placed where); under mpiexec each\n"
+    "                              rank runs its own task instead\n"
+    "  --random-placement S        with --tasks: place every node at random (seed S)\n"
     "  --help                      this help\n"
     "\n"
     "With --format json, timings and statistics go to stderr so stdout stays JSON.\n"
@@ -56,19 +64,34 @@ static const char run_help[] =
     "shape, ragged or not), 2 usage error (a bad option or a literal that does not parse),\n"
     "130 interrupted by Ctrl-C.\n";
 
+#ifdef DFX_HAVE_MPI
+#define run_mpi dfx__dist_run_mpi
+static bool rank_zero(dfx_mpi *m) { return dfx__mpi_rank(m) == 0; }
+#else
+static bool rank_zero(void *m) { return true; }
+/* Built without MPI: never called (mpi stays NULL). */
+typedef struct dfx_mpi dfx_mpi;
+static dfx_code run_mpi(dfx_mpi *m, const dfx_graph *g, const dfx_dist_options *o, const dfx_run_options *ro,
+                        int64_t step, const dfx_port *feeds, dfx_tensor *const *feed_vals, int n_feeds,
+                        const dfx_port *fetches, dfx_tensor **fetch_vals, int n_fetches, const char *const *targets,
+                        int n_targets, dfx_status *st) {
+  return DFX_EUNIMPL;
+}
+#endif
+
 typedef struct run_args {
   const char *graph;
   char **feed_args, **fetch_args, **targets;
   int n_feeds, n_fetches, n_targets;
   bool json, stats;
   const char *output_dir, *trace_path, *optimize;
-  long long threads, repeat, max_iterations, seed;
+  long long threads, repeat, max_iterations, seed, tasks, random_seed;
   bool has_seed;
   double timeout;
 } run_args;
 
 enum { OPT_FEED = 256, OPT_FETCH, OPT_TARGET, OPT_FORMAT, OPT_OUTDIR, OPT_THREADS, OPT_REPEAT, OPT_STATS,
-       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_SEED, OPT_HELP };
+       OPT_TRACE, OPT_TIMEOUT, OPT_MAXITER, OPT_OPTIMIZE, OPT_SEED, OPT_TASKS, OPT_RANDOM, OPT_HELP };
 
 static const struct option run_opts[] = {
     {"feed", required_argument, NULL, OPT_FEED},          {"fetch", required_argument, NULL, OPT_FETCH},
@@ -78,6 +101,7 @@ static const struct option run_opts[] = {
     {"trace", required_argument, NULL, OPT_TRACE},        {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"max-iterations", required_argument, NULL, OPT_MAXITER}, {"optimize", required_argument, NULL, OPT_OPTIMIZE},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"tasks", required_argument, NULL, OPT_TASKS},        {"random-placement", required_argument, NULL, OPT_RANDOM},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -139,6 +163,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
       a->has_seed = true;
       break;
     case 'h':
+    case OPT_TASKS:
+      if (!dfx__cli_parse_int(optarg, &a->tasks) || a->tasks < 1 || a->tasks > 4096)
+        return dfx__cli_usage("run", "--tasks '%s': expected a number from 1 to 4096", optarg);
+      break;
+    case OPT_RANDOM:
+      if (!dfx__cli_parse_int(optarg, &a->random_seed) || a->random_seed < 1 || a->random_seed > 0x7fffffff)
+        return dfx__cli_usage("run", "--random-placement '%s': expected a positive seed", optarg);
+      break;
     case OPT_HELP: fputs(run_help, stdout); return DFX_EXIT_OK;
     case ':': return dfx__cli_usage("run", "option '%s' needs a value", argv[optind - 1]);
     default: return dfx__cli_usage("run", "unknown option '%s'", argv[optind - 1]);
@@ -307,6 +339,7 @@ int dfx__cmd_run(int argc, char **argv) {
   dfx_session *s = NULL;
   dfx_trace *tr = NULL;
   dfx_interrupt *intr = NULL;
+  dfx_mpi *mpi = NULL;
   dfx_cli_port *feeds = NULL, *fetches = NULL;
   dfx_tensor **feed_vals = NULL, **fetch_vals = NULL;
   dfx_port *feed_ports = NULL, *fetch_ports = NULL;
@@ -317,12 +350,49 @@ int dfx__cmd_run(int argc, char **argv) {
   double *times = NULL;
   int n_fetches = 0, n_feeds_done = 0;
   if (rc >= 0) goto fail;
+  if (a.random_seed && !a.tasks) {
+    rc = dfx__cli_usage("run", "--random-placement needs --tasks N");
+    goto fail;
+  }
+  if (a.tasks && (a.stats || a.trace_path)) {
+    rc = dfx__cli_usage("run", "--stats and --trace do not work with --tasks yet");
+    goto fail;
+  }
   rc = DFX_EXIT_ERROR;
   if (!st) {
     dfx__cli_error("out of memory");
     goto fail;
   }
   if (a.output_dir && !prepare_output_dir(a.output_dir)) goto fail;
+#ifdef DFX_HAVE_MPI
+  /* Under mpiexec each rank runs its task; only rank 0 prints, and the
+   * ranks first check that they hold the same graph and command line. */
+  if (!a.tasks && dfx__mpi_launched()) {
+    if (dfx__mpi_new(NULL, NULL, &mpi, st) != DFX_OK) {
+      dfx__cli_error("%s", dfx_status_message(st));
+      goto fail;
+    }
+    if (dfx__mpi_rank(mpi) != 0 && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) {
+      rc = DFX_EXIT_ERROR;
+      goto fail;
+    }
+    uint64_t h = 0;
+    if (dfx_graph_load(a.graph, &g, st) == DFX_OK) {
+      h = dfx__dist_graph_hash(g);
+      for (int i = 1; i < argc; i++)
+        for (const char *q = argv[i]; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ull;
+    } else {
+      dfx__cli_error("%s", dfx_status_message(st));
+    }
+    dfx_status *hs = dfx_status_new();
+    if (dfx__mpi_check_hash(mpi, h, hs) != DFX_OK || !g) {
+      if (g) dfx__cli_error("%s", dfx_status_message(hs));
+      dfx_status_free(hs);
+      goto fail;
+    }
+    dfx_status_free(hs);
+  } else
+#endif
   if (dfx_graph_load(a.graph, &g, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
@@ -423,11 +493,13 @@ int dfx__cmd_run(int argc, char **argv) {
     run_g = og;
   }
   dfx_session_options so = {.n_threads = (int)a.threads, .optimize = "none"};
-  if (dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
+  dfx_dist_options dopt = {.n_tasks = (int)a.tasks, .random_seed = (unsigned)a.random_seed,
+                           .n_threads = (int)a.threads, .only_task = -1};
+  if (!a.tasks && !mpi && dfx_session_new(run_g, &so, &s, st) != DFX_OK) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
-  if (!dfx__interrupt_start(s, &intr) || !dfx__interrupt_watch(intr)) {
+  if (s && (!dfx__interrupt_start(s, &intr) || !dfx__interrupt_watch(intr))) {
     dfx__cli_error("cannot start the Ctrl-C watcher thread");
     goto fail;
   }
@@ -440,8 +512,12 @@ int dfx__cmd_run(int argc, char **argv) {
     }
     if (tr) dfx__trace_attach(tr, &ro);
     double t0 = now_sec();
-    dfx_code c = dfx_session_run(s, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals, n_fetches,
-                                 (const char *const *)a.targets, a.n_targets, st);
+    dfx_code c = mpi ? run_mpi(mpi, run_g, &dopt, &ro, r + 1, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals,
+                               n_fetches, (const char *const *)a.targets, a.n_targets, st)
+                 : a.tasks ? dfx__dist_run_local(run_g, &dopt, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports,
+                                               fetch_vals, n_fetches, (const char *const *)a.targets, a.n_targets, st)
+                         : dfx_session_run(s, &ro, feed_ports, feed_vals, a.n_feeds, fetch_ports, fetch_vals, n_fetches,
+                                           (const char *const *)a.targets, a.n_targets, st);
     times[r] = now_sec() - t0;
     if (c != DFX_OK && dfx__interrupt_fired(intr)) {
       dfx__cli_error("interrupted (Ctrl-C) after %.3f s of run %lld: %s", times[r], r + 1, dfx_status_message(st));
@@ -455,6 +531,10 @@ int dfx__cmd_run(int argc, char **argv) {
     if (tr) dfx__trace_accumulate(tr);
   }
 
+  if (mpi && !rank_zero(mpi)) { /* only rank 0 holds the fetches and prints */
+    rc = DFX_EXIT_OK;
+    goto fail;
+  }
   if (a.json) {
     dfx__print_json(stdout, fetch_names, fetch_vals, n_fetches);
   } else {
@@ -515,5 +595,8 @@ fail:
   free(a.feed_args);
   free(a.fetch_args);
   free(a.targets);
+#ifdef DFX_HAVE_MPI
+  dfx__mpi_free(mpi);
+#endif
   return rc;
 }

@@ -18,6 +18,7 @@ static const char main_help[] =
     "       dfexec bench GRAPH             time runs: latency percentiles, throughput\n"
     "       dfexec ckpt PREFIX             list a TensorFlow checkpoint's tensors\n"
     "       dfexec grad IN --y L --x W -o OUT  add gradient nodes, print their names\n"
+    "       dfexec partition GRAPH --tasks N --out DIR   one GraphDef per task (_Send/_Recv)\n"
     "       dfexec COMMAND --help          help for one command\n"
     "       dfexec --version               the library's version\n"
     "\n"
@@ -79,6 +80,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "bench") == 0) return dfx__cmd_bench(argc - 1, argv + 1);
   if (strcmp(cmd, "ckpt") == 0) return dfx__cmd_ckpt(argc - 1, argv + 1);
   if (strcmp(cmd, "grad") == 0) return dfx__cmd_grad(argc - 1, argv + 1);
+  if (strcmp(cmd, "partition") == 0) return dfx__cmd_partition(argc - 1, argv + 1);
   /* Anything else (a graph path, or options first) is the implicit run. */
   return dfx__cmd_run(argc, argv);
 }
