@@ -23,7 +23,7 @@ n=$(find "$root" -name '*.h' | wc -l)
 # The manual page, covering every command `dfexec --help` lists.
 man=$(find "$root" -path '*/man1/dfexec.1')
 [ -n "$man" ] || { echo "install_test: dfexec.1 was not installed" >&2; exit 1; }
-for cmd in run info bench optimize dot convert ops; do
+for cmd in run info bench optimize dot convert grad ckpt partition ops; do
   grep -q "^\.B $cmd\$" "$man" || { echo "install_test: dfexec.1 does not describe '$cmd'" >&2; exit 1; }
 done
 
