@@ -131,14 +131,17 @@ static kind classify(const dfx_lower_ctx *lc, const char *op, const dfx_function
   return KIND_NONE;
 }
 
+bool dfx__lower_op(const char *op) {
+  return !strcmp(op, "If") || !strcmp(op, "StatelessIf") || !strcmp(op, "Case") || !strcmp(op, "StatelessCase") ||
+         !strcmp(op, "While") || !strcmp(op, "StatelessWhile") || !strcmp(op, "PartitionedCall") ||
+         !strcmp(op, "StatefulPartitionedCall");
+}
+
 static bool has_functional(const dfx_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     const char *op = g->nodes[i].op;
     if (g->nodes[i].removed) continue;
-    if (!strcmp(op, "If") || !strcmp(op, "StatelessIf") || !strcmp(op, "Case") || !strcmp(op, "StatelessCase") ||
-        !strcmp(op, "While") || !strcmp(op, "StatelessWhile") || !strcmp(op, "PartitionedCall") ||
-        !strcmp(op, "StatefulPartitionedCall"))
-      return true;
+    if (dfx__lower_op(op)) return true;
     if (!g->nodes[i].def && dfx__graph_has_functions(g)) return true; /* maybe a direct call */
   }
   return false;

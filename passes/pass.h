@@ -81,6 +81,9 @@ extern const dfx_pass dfx__pass_ewfuse;     /* ewfuse.c */
 /* Whether g (final) holds functional ops (If, Case, While, function
  * calls) that the `lower` pass must rewrite before anything can run it. */
 bool dfx__lower_needed(const dfx_graph *g);
+/* Whether `op` is a functional op the lower pass rewrites into v1 control
+ * flow (If, Case, While and their Stateless forms, the call ops). */
+bool dfx__lower_op(const char *op);
 
 /* ---- manager.c ---- */
 

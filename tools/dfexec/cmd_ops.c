@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pass.h"
 #include "kernel.h"
 #include "lib.h"
 #include "op_registry.h"
@@ -14,7 +15,8 @@ static const char ops_help[] =
     "usage: dfexec ops\n"
     "\n"
     "Prints every op that has a kernel (or that the engine runs itself: Switch,\n"
-    "Merge, Enter, ...), one per line: the op name, then for each type attribute\n"
+    "Merge, Enter, ...; or that is lowered to those before a run: While, If,\n"
+    "Case, calls), one per line: the op name, then for each type attribute\n"
     "ATTR=dtype,dtype,... the dtypes its kernels accept.\n";
 
 /* The dtypes of attr `a` that op's kernels take: the kernels' union, within
@@ -47,7 +49,10 @@ int dfx__cmd_ops(int argc, char **argv) {
   for (int i = 0; i < dfx__op_count(); i++) {
     const char *op = dfx__op_name(i);
     const dfx_op_def *d = dfx__op_get(op);
-    if (!d || !(dfx__registry_has_kernel(r, op) || dfx__ctrl_class(op) != DFX_CTRL_NONE)) continue;
+    /* Control-flow ops run in the engine, functional ones (TF2's While,
+     * If, calls) are lowered into those before a run: neither needs a kernel. */
+    if (!d || !(dfx__registry_has_kernel(r, op) || dfx__ctrl_class(op) != DFX_CTRL_NONE || dfx__lower_op(op)))
+      continue;
     printf("%s", op);
     for (int k = 0; k < d->n_attrs; k++)
       if (d->attrs[k].kind == DFX_ATTR_TYPE || (d->attrs[k].kind == DFX_ATTR_LIST && d->attrs[k].elem == DFX_ATTR_TYPE))
