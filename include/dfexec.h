@@ -155,6 +155,15 @@ DFX_API dfx_tensor *dfx_tensor_new(dfx_dtype dtype, const int64_t *dims, int ndi
  * which must equal element count times element size. Not for DFX_STRING. */
 DFX_API dfx_tensor *dfx_tensor_new_copy(dfx_dtype dtype, const int64_t *dims, int ndims,
                                         const void *data, size_t nbytes);
+/* A new tensor holding t's values converted to dtype `to`: the opt-in
+ * conversion for feeds (dfx_session_run itself never converts; a feed of
+ * the wrong dtype is DFX_EINVAL). numpy astype's rules where they are
+ * defined: floats to integers truncate toward zero, anything to bool is
+ * "not zero", 64-bit integers keep every bit. Where astype is undefined (NaN,
+ * an infinity or an out-of-range value to an integer type) it fails with
+ * DFX_ERANGE naming the element. Numbers and bools only (DFX_EINVAL
+ * otherwise). *out is new; free it with dfx_tensor_free. */
+DFX_API dfx_code dfx_tensor_convert(const dfx_tensor *t, dfx_dtype to, dfx_tensor **out, dfx_status *st);
 /* Returns new tensor over caller memory: `data` is used in place and
  * `dealloc(data, ud)` is called when the last reference goes (may be NULL).
  * On failure (NULL return) dealloc is not called. Not for DFX_STRING. */

@@ -2,6 +2,7 @@
  * every public entry point: NULL arguments, unknown names, wrong dtypes,
  * _free(NULL). Each test ends with a leak check (eu_teardown). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -359,5 +360,53 @@ Test(capi, graph_outputs_lists_the_sinks) {
   cr_assert_eq(dfx_graph_outputs(g, ports, 1), n);
   cr_assert_eq(dfx_graph_outputs(NULL, ports, 1), 0);
   dfx_graph_free(g);
+  dfx_status_free(st);
+}
+
+/* dfx_tensor_convert: numpy astype where it is defined, DFX_ERANGE where not. */
+Test(capi, tensor_convert_is_astype_or_refuses) {
+  dfx_status *st = dfx_status_new();
+  int64_t dims[1] = {5};
+  dfx_tensor *f = dfx_tensor_new(DFX_F64, dims, 1), *o = NULL;
+  double fv[5] = {-2.7, -0.5, 0.0, 1.9, 126.99};
+  memcpy(dfx_tensor_data(f), fv, sizeof fv);
+  cr_assert_eq(dfx_tensor_convert(f, DFX_I8, &o, st), DFX_OK, "%s", dfx_status_message(st));
+  const int8_t want_i8[5] = {-2, 0, 0, 1, 126}; /* truncation toward zero */
+  cr_assert_arr_eq(dfx_tensor_data(o), want_i8, 5);
+  cr_assert_eq(dfx_tensor_ndims(o), 1);
+  dfx_tensor_free(o);
+  cr_assert_eq(dfx_tensor_convert(f, DFX_BOOL, &o, st), DFX_OK);
+  const uint8_t want_b[5] = {1, 1, 0, 1, 1};
+  cr_assert_arr_eq(dfx_tensor_data(o), want_b, 5);
+  dfx_tensor_free(o);
+  /* Out of range and NaN refuse, naming the element. */
+  ((double *)dfx_tensor_data(f))[3] = 300;
+  cr_assert_eq(dfx_tensor_convert(f, DFX_U8, &o, st), DFX_ERANGE);
+  cr_assert(strstr(dfx_status_message(st), "element 0 (-2.7"), "%s", dfx_status_message(st));
+  ((double *)dfx_tensor_data(f))[0] = NAN;
+  cr_assert_eq(dfx_tensor_convert(f, DFX_I32, &o, st), DFX_ERANGE);
+  cr_assert(o == NULL);
+  dfx_tensor_free(f);
+  /* 64-bit integers keep every bit, both ways. */
+  dfx_tensor *big = dfx_tensor_new(DFX_I64, dims, 1);
+  int64_t bv[5] = {INT64_MAX, INT64_MIN, -1, 1152921504606846977LL, 0};
+  memcpy(dfx_tensor_data(big), bv, sizeof bv);
+  cr_assert_eq(dfx_tensor_convert(big, DFX_U64, &o, st), DFX_ERANGE); /* -1 and INT64_MIN do not fit */
+  bv[1] = 7;
+  bv[2] = 9;
+  memcpy(dfx_tensor_data(big), bv, sizeof bv);
+  cr_assert_eq(dfx_tensor_convert(big, DFX_U64, &o, st), DFX_OK, "%s", dfx_status_message(st));
+  cr_assert_eq(((uint64_t *)dfx_tensor_data(o))[0], (uint64_t)INT64_MAX);
+  cr_assert_eq(((uint64_t *)dfx_tensor_data(o))[3], 1152921504606846977ULL);
+  dfx_tensor_free(o);
+  cr_assert_eq(dfx_tensor_convert(big, DFX_F32, &o, st), DFX_OK);
+  cr_assert_eq(((float *)dfx_tensor_data(o))[1], 7.0f);
+  dfx_tensor_free(o);
+  dfx_tensor_free(big);
+  /* Strings are not numbers. */
+  dfx_tensor *s = dfx_tensor_new(DFX_STRING, NULL, 0);
+  cr_assert_eq(dfx_tensor_convert(s, DFX_F32, &o, st), DFX_EINVAL);
+  dfx_tensor_free(s);
+  cr_assert_eq(dfx_tensor_convert(NULL, DFX_F32, &o, st), DFX_EINVAL);
   dfx_status_free(st);
 }
