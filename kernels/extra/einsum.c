@@ -244,8 +244,9 @@ static dfx_code einsum(dfx_kctx *ctx) {
        * each operand sums its own. */
       bool shared = nin > 1 && present[1 - k][id];
       if (shared && id >= BCAST) {
-        int64_t da = ctx->in[k]->dims[find(&in[k], id)], db = ctx->in[1 - k]->dims[find(&in[1 - k], id)];
-        shared = da == db;
+        /* Only a label this operand has can be compared (find gives -1 otherwise). */
+        int fa = find(&in[k], id), fb = find(&in[1 - k], id);
+        shared = fa >= 0 && fb >= 0 && ctx->in[k]->dims[fa] == ctx->in[1 - k]->dims[fb];
       }
       keep[k][id] = in_out[id] || shared;
     }

@@ -104,7 +104,7 @@ static dfx_code fifo_matches(dfx_kctx *ctx, const dfx_fifo *q, const fifo_spec *
   same = want_shapes == q->has_shapes;
   for (int i = 0; same && want_shapes && i < q->n; i++)
     same = sp->shapes->v.shape[i].rank == q->rank[i] &&
-           memcmp(sp->shapes->v.shape[i].dims, q->dims[i], sizeof(int64_t) * (size_t)q->rank[i]) == 0;
+           (q->rank[i] <= 0 || memcmp(sp->shapes->v.shape[i].dims, q->dims[i], sizeof(int64_t) * (size_t)q->rank[i]) == 0);
   if (!same) {
     shapes_str(q, NULL, a, sizeof a);
     shapes_str(NULL, sp->shapes, b, sizeof b);
