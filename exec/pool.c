@@ -300,12 +300,17 @@ void dfx__pool_nudge(dfx_pool *p) {
 
 void dfx__pool_finish(dfx_pool *p, dfx_run *r) {
   uv_mutex_lock(&p->mu);
-  r->done = 1;
-  if (r->waiter) { /* the run's caller sleeps: wake exactly it */
-    idle_remove(p, r->waiter);
-    sem_post(r->waiter);
+  sem_t *w = r->waiter; /* the run's caller sleeping in dfx__pool_help: wake exactly it */
+  if (w) {
+    idle_remove(p, w);
     r->waiter = NULL;
   }
+  /* The last touch of r: a caller that polls `done` without this lock (an
+   * asynchronous run's wait, run.c) may free the run as soon as it sees it.
+   * A sleeper in dfx__pool_help re-checks under the lock, so posting its
+   * semaphore (on its stack) after the store is safe while we hold it. */
+  __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+  if (w) sem_post(w);
   uv_mutex_unlock(&p->mu);
 }
 

@@ -210,7 +210,7 @@ static int q_push(inline_q *q, dfx_tagged t) {
 
 static void finish(dfx_run *r) {
   if (r->pool) dfx__pool_finish(r->pool, r);
-  else r->done = 1;
+  else __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE); /* read by wait_async (run.c) */
 }
 
 static inline bool runs_inline(const dfx_run *r, const dfx_tagged *t) {
