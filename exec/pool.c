@@ -305,12 +305,18 @@ void dfx__pool_finish(dfx_pool *p, dfx_run *r) {
     idle_remove(p, w);
     r->waiter = NULL;
   }
-  /* The last touch of r: a caller that polls `done` without this lock (an
-   * asynchronous run's wait, run.c) may free the run as soon as it sees it.
-   * A sleeper in dfx__pool_help re-checks under the lock, so posting its
-   * semaphore (on its stack) after the store is safe while we hold it. */
+  /* Everything here happens under the lock, and both kinds of waiter take
+   * it before they let the run go: a sleeper in dfx__pool_help re-checks
+   * `done` under it, and an asynchronous run's wait (run.c), which polls
+   * `done` without it, passes through dfx__pool_quiesce first. So the run,
+   * and a waiter's semaphore inside it, outlive this call. */
   __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
   if (w) sem_post(w);
+  uv_mutex_unlock(&p->mu);
+}
+
+void dfx__pool_quiesce(dfx_pool *p) {
+  uv_mutex_lock(&p->mu);
   uv_mutex_unlock(&p->mu);
 }
 

@@ -105,7 +105,12 @@ static void wait_async(dfx_run *r) {
     /* This thread takes no pooled work (it stays free for completions), so
      * what its resumed nodes queued must wake a worker now. */
     if (r->pool) dfx__pool_nudge(r->pool);
-    if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) break;
+    if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+      /* The worker that set it may still be inside dfx__pool_finish, posting
+       * r->inbox_sem (our waiter semaphore): let it leave before r goes. */
+      if (r->pool) dfx__pool_quiesce(r->pool);
+      break;
+    }
     if (dfx__step_is_cancelled(&r->step) && !aborted) {
       aborted = true;
       if (r->step.rendezvous) {

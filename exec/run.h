@@ -100,5 +100,8 @@ void dfx__pool_help(dfx_pool *p, dfx_run *r);
 const dfx_parallel *dfx__pool_parallel(dfx_pool *p);
 /* Marks r done and wakes its caller. */
 void dfx__pool_finish(dfx_pool *p, dfx_run *r);
+/* Returns once no dfx__pool_finish is running: a caller that saw its run's
+ * `done` flag without the pool lock calls this before freeing the run. */
+void dfx__pool_quiesce(dfx_pool *p);
 
 #endif
