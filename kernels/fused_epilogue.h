@@ -188,7 +188,8 @@ FE_DEFINE(double)
  * and -0 is kept by Relu as there. Compiled for AVX-512F, AVX2 and the
  * baseline, chosen at load by the CPU's features. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
+/* Not under TSan: its runtime is not up when the loader runs ifunc resolvers. */
+#if __has_attribute(target_clones) && !defined(__SANITIZE_THREAD__)
 #define FE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif

@@ -25,7 +25,8 @@
 #include "conv.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
+/* Not under TSan: its runtime is not up when the loader runs ifunc resolvers. */
+#if __has_attribute(target_clones) && !defined(__SANITIZE_THREAD__)
 #define DW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif

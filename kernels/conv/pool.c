@@ -159,7 +159,8 @@ static inline int64_t win_len(wrange w) { return w.hi > w.lo ? w.hi - w.lo : 0; 
  * _Generic in DEFINE_MAX): 16-wide, branch-free, compiled for AVX-512F,
  * AVX2 and the baseline, chosen at load. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
+/* Not under TSan: its runtime is not up when the loader runs ifunc resolvers. */
+#if __has_attribute(target_clones) && !defined(__SANITIZE_THREAD__)
 #define POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif
