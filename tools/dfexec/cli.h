@@ -78,6 +78,14 @@ void dfx__ports_free(dfx_cli_port *p, int n);
 
 /* Marks in `needed` (g->n_nodes bools) every node the fetches and targets
  * depend on, stopping at fed nodes (`fed` bools). */
+/* The node ids of the fetches, then the targets, into roots (n_fetches +
+ * n_targets slots); an unknown name (with a "did you mean") or a missing
+ * output index is reported and gives false. */
+bool dfx__cli_roots(const dfx_graph *g, const dfx_cli_port *fetches, int n_fetches, char *const *targets,
+                    int n_targets, int *roots);
+/* --seed: replaces *g by dfx_graph_seed's copy when has_seed; false after
+ * reporting an error. */
+bool dfx__cli_apply_seed(dfx_graph **g, bool has_seed, long long seed, dfx_status *st);
 void dfx__graph_needed(const dfx_graph *g, const int *roots, int n_roots, const bool *fed, bool *needed);
 
 /* ---- info_shapes.c: `info --shapes` ---- */

@@ -300,15 +300,7 @@ int dfx__cmd_bench(int argc, char **argv) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto done;
   }
-  if (a.has_seed) {
-    dfx_graph *seeded;
-    if (dfx_graph_seed(g, a.seed, &seeded, NULL, st) != DFX_OK) {
-      dfx__cli_error("--seed: %s", dfx_status_message(st));
-      goto done;
-    }
-    dfx_graph_free(g);
-    g = seeded;
-  }
+  if (!dfx__cli_apply_seed(&g, a.has_seed, a.seed, st)) goto done;
   /* Feeds as given, then random values for the needed placeholders left. */
   int max_feeds = a.n_feeds + g->n_nodes;
   cports = calloc((size_t)max_feeds + 1, sizeof *cports);
@@ -337,22 +329,8 @@ int dfx__cmd_bench(int argc, char **argv) {
   }
   if (!(fetches = calloc((size_t)n_fetches + 1, sizeof *fetches))) goto oom;
   if (!(roots = calloc((size_t)(n_fetches + a.n_targets) + 1, sizeof *roots))) goto oom;
-  for (int i = 0; i < n_fetches; i++) {
-    fetches[i] = (dfx_port){fports[i].node, fports[i].index};
-    if ((roots[i] = dfx__graph_find(g, fports[i].node, (size_t)-1)) < 0) {
-      char hint[DFX_SUGGEST_MAX];
-      dfx__cli_error("--fetch: no node named '%s' in the graph%s", fports[i].node,
-                     dfx__graph_suggest(g, fports[i].node, hint, sizeof hint));
-      goto done;
-    }
-  }
-  for (int i = 0; i < a.n_targets; i++)
-    if ((roots[n_fetches + i] = dfx__graph_find(g, a.targets[i], (size_t)-1)) < 0) {
-      char hint[DFX_SUGGEST_MAX];
-      dfx__cli_error("--target: no node named '%s' in the graph%s", a.targets[i],
-                     dfx__graph_suggest(g, a.targets[i], hint, sizeof hint));
-      goto done;
-    }
+  for (int i = 0; i < n_fetches; i++) fetches[i] = (dfx_port){fports[i].node, fports[i].index};
+  if (!dfx__cli_roots(g, fports, n_fetches, a.targets, a.n_targets, roots)) goto done;
   dfx__graph_needed(g, roots, n_fetches + a.n_targets, fed, needed);
   uint64_t rng = (uint64_t)a.seed * 0x2545F4914F6CDD1Dull + 1;
   for (int i = 0; i < g->n_nodes; i++) {

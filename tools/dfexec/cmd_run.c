@@ -397,15 +397,7 @@ int dfx__cmd_run(int argc, char **argv) {
     dfx__cli_error("%s", dfx_status_message(st));
     goto fail;
   }
-  if (a.has_seed) {
-    dfx_graph *seeded;
-    if (dfx_graph_seed(g, a.seed, &seeded, NULL, st) != DFX_OK) {
-      dfx__cli_error("--seed: %s", dfx_status_message(st));
-      goto fail;
-    }
-    dfx_graph_free(g);
-    g = seeded;
-  }
+  if (!dfx__cli_apply_seed(&g, a.has_seed, a.seed, st)) goto fail;
 
   /* Feeds, converted to the dtype their port produces. */
   feeds = calloc((size_t)a.n_feeds + 1, sizeof *feeds);
@@ -439,30 +431,7 @@ int dfx__cmd_run(int argc, char **argv) {
     goto oom;
   }
   if (!(roots = calloc((size_t)(n_fetches + a.n_targets) + 1, sizeof *roots))) goto oom;
-  for (int i = 0; i < n_fetches; i++) {
-    int id = dfx__graph_find(g, fetches[i].node, (size_t)-1);
-    if (id < 0) {
-      char hint[DFX_SUGGEST_MAX];
-      dfx__cli_error("--fetch: no node named '%s' in the graph%s", fetches[i].node,
-                     dfx__graph_suggest(g, fetches[i].node, hint, sizeof hint));
-      goto fail;
-    }
-    if (fetches[i].index >= g->nodes[id].n_out) {
-      dfx__cli_error("--fetch: node '%s' (%s) has %d output%s; '%s:%d' does not exist", fetches[i].node,
-                     g->nodes[id].op, g->nodes[id].n_out, g->nodes[id].n_out == 1 ? "" : "s", fetches[i].node,
-                     fetches[i].index);
-      goto fail;
-    }
-    roots[i] = id;
-  }
-  for (int i = 0; i < a.n_targets; i++) {
-    if ((roots[n_fetches + i] = dfx__graph_find(g, a.targets[i], (size_t)-1)) < 0) {
-      char hint[DFX_SUGGEST_MAX];
-      dfx__cli_error("--target: no node named '%s' in the graph%s", a.targets[i],
-                     dfx__graph_suggest(g, a.targets[i], hint, sizeof hint));
-      goto fail;
-    }
-  }
+  if (!dfx__cli_roots(g, fetches, n_fetches, a.targets, a.n_targets, roots)) goto fail;
   dfx__graph_needed(g, roots, n_fetches + a.n_targets, fed, needed);
   if (report_missing(g, a.graph, needed, fed)) goto fail;
 

@@ -95,6 +95,45 @@ fail:
   return NULL;
 }
 
+bool dfx__cli_roots(const dfx_graph *g, const dfx_cli_port *fetches, int n_fetches, char *const *targets,
+                    int n_targets, int *roots) {
+  char hint[DFX_SUGGEST_MAX];
+  for (int i = 0; i < n_fetches; i++) {
+    int id = dfx__graph_find(g, fetches[i].node, (size_t)-1);
+    if (id < 0) {
+      dfx__cli_error("--fetch: no node named '%s' in the graph%s", fetches[i].node,
+                     dfx__graph_suggest(g, fetches[i].node, hint, sizeof hint));
+      return false;
+    }
+    if (fetches[i].index >= g->nodes[id].n_out) {
+      dfx__cli_error("--fetch: node '%s' (%s) has %d output%s; '%s:%d' does not exist", fetches[i].node,
+                     g->nodes[id].op, g->nodes[id].n_out, g->nodes[id].n_out == 1 ? "" : "s", fetches[i].node,
+                     fetches[i].index);
+      return false;
+    }
+    roots[i] = id;
+  }
+  for (int i = 0; i < n_targets; i++)
+    if ((roots[n_fetches + i] = dfx__graph_find(g, targets[i], (size_t)-1)) < 0) {
+      dfx__cli_error("--target: no node named '%s' in the graph%s", targets[i],
+                     dfx__graph_suggest(g, targets[i], hint, sizeof hint));
+      return false;
+    }
+  return true;
+}
+
+bool dfx__cli_apply_seed(dfx_graph **g, bool has_seed, long long seed, dfx_status *st) {
+  if (!has_seed) return true;
+  dfx_graph *seeded;
+  if (dfx_graph_seed(*g, seed, &seeded, NULL, st) != DFX_OK) {
+    dfx__cli_error("--seed: %s", dfx_status_message(st));
+    return false;
+  }
+  dfx_graph_free(*g);
+  *g = seeded;
+  return true;
+}
+
 void dfx__graph_needed(const dfx_graph *g, const int *roots, int n_roots, const bool *fed, bool *needed) {
   int *stack = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
   int top = 0;
